@@ -1,0 +1,156 @@
+"""AgentDeck: a harness for AI agents you have to operate.
+
+The public surface is imported from here (``from agentdeck import Event, RunStatus, ...``).
+Plugins implement hooks marked with :data:`hookimpl`.
+"""
+
+from __future__ import annotations
+
+from agentdeck.agents import Agent
+from agentdeck.clock import Clock, ManualClock, SystemClock
+from agentdeck.content import (
+    INLINE_CAP_BYTES,
+    AudioBlock,
+    ContentBlock,
+    DataBlock,
+    ImageBlock,
+    ResourceBlock,
+    TextBlock,
+    UnknownBlock,
+)
+from agentdeck.context import Context, ToolCtx, WorkflowCtx
+from agentdeck.errors import (
+    AgentDeckError,
+    AnswerRefusedError,
+    ConfigError,
+    ContentTooLargeError,
+    ContextTypeError,
+    DuplicateKeyError,
+    EventSchemaError,
+    InvalidInputError,
+    NotFoundError,
+    ReplayError,
+    RunStateError,
+    RunSuspendedError,
+    SessionBusyError,
+    StoreError,
+)
+from agentdeck.events import (
+    SCHEMA_VERSION,
+    AgentChanged,
+    AnswerRecorded,
+    AnswerRefused,
+    ApprovalDecided,
+    ArtifactCreated,
+    ControlObserved,
+    ControlRequested,
+    Custom,
+    Event,
+    InputAppended,
+    MessageCompleted,
+    NodeUpdated,
+    Payload,
+    PlanUpdated,
+    Report,
+    RunCancelled,
+    RunCompleted,
+    RunFailed,
+    RunInterrupted,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    StepCompleted,
+    TextDelta,
+    ThoughtDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+    UnknownEvent,
+    Usage,
+    UsageReported,
+)
+from agentdeck.hookspecs import hookimpl
+from agentdeck.mcp import MCP, MCPServerSpec
+from agentdeck.ports import Observer
+from agentdeck.settings import Settings
+from agentdeck.skills import Skill, Skills
+from agentdeck.status import RunStatus
+from agentdeck.tools import Tool, tool
+from agentdeck.workflows import WorkflowDefinition, workflow
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "INLINE_CAP_BYTES",
+    "MCP",
+    "SCHEMA_VERSION",
+    "Agent",
+    "AgentChanged",
+    "AgentDeckError",
+    "AnswerRecorded",
+    "AnswerRefused",
+    "AnswerRefusedError",
+    "ApprovalDecided",
+    "ArtifactCreated",
+    "AudioBlock",
+    "Clock",
+    "ConfigError",
+    "ContentBlock",
+    "ContentTooLargeError",
+    "Context",
+    "ContextTypeError",
+    "ControlObserved",
+    "ControlRequested",
+    "Custom",
+    "DataBlock",
+    "DuplicateKeyError",
+    "Event",
+    "EventSchemaError",
+    "ImageBlock",
+    "InputAppended",
+    "InvalidInputError",
+    "MCPServerSpec",
+    "ManualClock",
+    "MessageCompleted",
+    "NodeUpdated",
+    "NotFoundError",
+    "Observer",
+    "Payload",
+    "PlanUpdated",
+    "ReplayError",
+    "Report",
+    "ResourceBlock",
+    "RunCancelled",
+    "RunCompleted",
+    "RunFailed",
+    "RunInterrupted",
+    "RunPaused",
+    "RunResumed",
+    "RunStarted",
+    "RunStateError",
+    "RunStatus",
+    "RunSuspendedError",
+    "SessionBusyError",
+    "Settings",
+    "Skill",
+    "Skills",
+    "StepCompleted",
+    "StoreError",
+    "SystemClock",
+    "TextBlock",
+    "TextDelta",
+    "ThoughtDelta",
+    "Tool",
+    "ToolCallCompleted",
+    "ToolCallStarted",
+    "ToolCtx",
+    "UnknownBlock",
+    "UnknownEvent",
+    "Usage",
+    "UsageReported",
+    "WorkflowCtx",
+    "WorkflowDefinition",
+    "__version__",
+    "hookimpl",
+    "tool",
+    "workflow",
+]

@@ -1,0 +1,851 @@
+"""The event schema: one envelope, one payload type per kind.
+
+Every run has one ordered, append-only log of :class:`Event` envelopes. ``type(event)`` is always
+:class:`Event`; what happened is the ``payload``, discriminated on ``kind`` (a ``match`` on
+``event.payload`` narrows it). The store assigns ``seq`` (per run, 0-based, gapless) and ``ts``
+in the same atomic write that records the event, so an engine produces *payloads* and never an
+envelope.
+
+Compatibility rules, which every reader and writer relies on:
+
+* ``v`` carries the schema version. Readers refuse another **major**; a newer **minor** only adds
+  kinds, fields or enum values, and older readers keep working because
+* an unknown kind (of valid kind syntax) parses as :class:`UnknownEvent`, keeping its payload
+  whole so it serializes back unchanged,
+* unknown fields inside a known payload are ignored, and string enums accept values they do not
+  know (they stay plain strings),
+* everything this release writes round-trips exactly (nulls are written, not omitted; free-form
+  data fields hold JSON data, normalized to it when the payload is built; times are
+  UTC ISO-8601 with ``Z`` -- an aware time in another zone is converted to UTC when the event is
+  built, so what is written never depends on the writer's zone).
+
+A malformed *known* payload, an envelope whose kind disagrees with its payload's, or another
+schema major is an :class:`~agentdeck.errors.EventSchemaError`. An inline content block over the
+cap is a :class:`~agentdeck.errors.ContentTooLargeError` however it arrives (see
+:mod:`agentdeck.content`).
+
+:func:`agentdeck.schema.event_json_schema` publishes this schema as JSON Schema for readers in
+other languages.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainValidator,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from agentdeck.content import ContentBlock, _JsonData
+from agentdeck.errors import EventSchemaError
+
+__all__ = [
+    "KIND_PATTERN",
+    "LIFECYCLE_KINDS",
+    "PAYLOAD_TYPES",
+    "SCHEMA_VERSION",
+    "SUSPENDING_KINDS",
+    "TERMINAL_KINDS",
+    "AgentChanged",
+    "AnswerOrigin",
+    "AnswerRecorded",
+    "AnswerRefused",
+    "AnswerShape",
+    "ApprovalDecided",
+    "ArtifactCreated",
+    "ControlObserved",
+    "ControlRequested",
+    "ControlVerb",
+    "Custom",
+    "ErrorCode",
+    "Event",
+    "InputAppended",
+    "InterruptReason",
+    "MessageCompleted",
+    "NodeUpdated",
+    "Payload",
+    "PlanItem",
+    "PlanUpdated",
+    "Report",
+    "ReportLevel",
+    "RunCancelled",
+    "RunCompleted",
+    "RunFailed",
+    "RunInterrupted",
+    "RunPaused",
+    "RunResumed",
+    "RunStarted",
+    "SafePoint",
+    "SchemaVersion",
+    "StepCompleted",
+    "TextDelta",
+    "ThoughtDelta",
+    "ToolCallCompleted",
+    "ToolCallStarted",
+    "UnknownEvent",
+    "Usage",
+    "UsageReported",
+    "parse_payload",
+    "payload_type",
+]
+
+_KIND_SYNTAX = r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*"
+KIND_PATTERN = re.compile(rf"\A{_KIND_SYNTAX}\Z")
+"""What a kind may look like: dotted lower-case words (``run.started``, ``app.thing``).
+
+Anchored with ``\\A``/``\\Z`` (not ``^``/``$``, which would let a trailing newline through), so
+``KIND_PATTERN.match`` checks the whole string.
+"""
+
+_KIND_JSON_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"
+"""The same syntax in the regex subset JSON Schema recommends (ECMA-262, where ``$`` is the very
+end and a plain group is the portable one)."""
+_CUSTOM_NAME_JSON_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$"
+"""A kind-shaped name with at least one dot: what ``custom.name`` accepts, for the JSON Schema."""
+
+
+def _to_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC)
+
+
+_UtcDatetime = Annotated[AwareDatetime, AfterValidator(_to_utc)]
+"""A timezone-aware time, kept in UTC so it is always written with ``Z``."""
+
+
+class SchemaVersion(BaseModel):
+    """``{major, minor}`` of the event schema an event was written with."""
+
+    model_config = ConfigDict(frozen=True)
+
+    major: int
+    minor: int
+
+
+SCHEMA_VERSION = SchemaVersion(major=1, minor=0)
+"""The version this release writes. Readers accept any minor of the same major."""
+
+
+# --------------------------------------------------------------------------- shared vocabularies
+# Each is a StrEnum of the values this release produces; fields accept ``Enum | str`` so a value
+# added by a newer minor still parses (as a plain string) instead of failing the whole event. A
+# value this release knows comes back as the enum member (``ErrorCode.DEADLINE``), never as an
+# equal plain string that an ``is`` check or a ``match`` on the member's type would miss.
+
+
+class ErrorCode(StrEnum):
+    """Why a run failed (``run.failed.error_code``)."""
+
+    ENGINE_ERROR = "engine_error"
+    TOOL_ERROR = "tool_error"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    DEADLINE = "deadline"
+    CANCELLED_HARD = "cancelled_hard"
+    LEASE_EXPIRED = "lease_expired"
+
+
+class ControlVerb(StrEnum):
+    """What a control request asks for."""
+
+    CANCEL = "cancel"
+    PAUSE = "pause"
+    RESUME = "resume"
+
+
+class SafePoint(StrEnum):
+    """Where an engine acted on a control request."""
+
+    STREAM_ITEM = "stream_item"
+    TOOL_DISPATCH = "tool_dispatch"
+    NODE_BOUNDARY = "node_boundary"
+    WORKFLOW_SAFEPOINT = "workflow_safepoint"
+    SUSPENDED = "suspended"
+    """Acted on while the run was parked: no engine needed to reach a safe point."""
+
+
+class InterruptReason(StrEnum):
+    """Why a run is waiting for an answer."""
+
+    HUMAN = "human"
+    APPROVAL = "approval"
+
+
+class AnswerOrigin(StrEnum):
+    """Who decided: a person answering, or the application's own policy."""
+
+    HUMAN = "human"
+    POLICY = "policy"
+
+
+class ReportLevel(StrEnum):
+    """How much a ``report`` matters; ``record`` is data kept for later, not a message."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+    RECORD = "record"
+
+
+def _open_vocabulary(enum: type[StrEnum]) -> PlainValidator:
+    """Validate an ``Enum | str`` field: a known value becomes the member, any other string stays.
+
+    One validator rather than a pydantic union, so a wrong type is one error at the field itself
+    (``payload.error_code``) instead of one per union member.
+    """
+
+    def validate(value: object) -> str:
+        if isinstance(value, enum):
+            return value
+        if not isinstance(value, str):
+            raise PydanticCustomError("string_type", "Input should be a valid string")
+        try:
+            return enum(value)
+        except ValueError:
+            return value
+
+    return PlainValidator(validate, json_schema_input_type=enum | str)
+
+
+_OpenErrorCode = Annotated[ErrorCode | str, _open_vocabulary(ErrorCode)]
+_OpenControlVerb = Annotated[ControlVerb | str, _open_vocabulary(ControlVerb)]
+_OpenSafePoint = Annotated[SafePoint | str, _open_vocabulary(SafePoint)]
+_OpenInterruptReason = Annotated[InterruptReason | str, _open_vocabulary(InterruptReason)]
+_OpenAnswerOrigin = Annotated[AnswerOrigin | str, _open_vocabulary(AnswerOrigin)]
+_OpenReportLevel = Annotated[ReportLevel | str, _open_vocabulary(ReportLevel)]
+
+
+# --------------------------------------------------------------------------- payload base
+
+
+def _require_kind(schema: dict[str, Any]) -> None:
+    # ``kind`` has a default in Python but is always written and is what tells payloads apart:
+    # required in the JSON Schema, so a non-Python reader's ``oneOf`` matches exactly one payload.
+    required = schema.setdefault("required", [])
+    if "kind" not in required:
+        required.insert(0, "kind")
+
+
+class _Payload(BaseModel):
+    """Base of every payload: frozen, unknown fields ignored, ``kind`` repeated inside."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra=_require_kind)
+
+    KIND: ClassVar[str] = ""
+    kind: str
+
+
+class Usage(BaseModel):
+    """Token usage. On ``run.completed`` it is the run's authoritative total.
+
+    ``usd`` is never filled by AgentDeck (a price depends on a contract, not on the call); it is
+    deprecated and kept only so callers that supply their own cost have a field for it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    usd: float | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            requests=self.requests + other.requests,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+            usd=None,
+        )
+
+
+class AnswerShape(BaseModel):
+    """What an interrupt will accept as its answer: a JSON Schema, a list of options, or both."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    json_schema: dict[str, _JsonData] | None = None
+    options: list[_JsonData] | None = None
+
+
+class PlanItem(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    title: str
+    status: str = "pending"
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+
+class RunStarted(_Payload):
+    """The run exists. Always seq 0; written by the runtime through the store's conditional open.
+
+    ``name`` is the invocable the caller addressed; ``invocable_kind`` what it is (``agent``,
+    ``workflow``, ...). ``code_digest`` pins the code a durable workflow started with, so a replay
+    against changed code can be refused. ``deadline`` is recorded so whichever process continues
+    the run enforces the same one.
+    """
+
+    KIND: ClassVar[str] = "run.started"
+    kind: Literal["run.started"] = "run.started"
+    name: str
+    invocable_kind: str
+    input: list[ContentBlock] = Field(default_factory=list)
+    key: str | None = None
+    code_digest: str | None = None
+    deadline: _UtcDatetime | None = None
+
+
+class RunCompleted(_Payload):
+    """Terminal. ``output`` is the whole user-facing result: artifacts first, final text last."""
+
+    KIND: ClassVar[str] = "run.completed"
+    kind: Literal["run.completed"] = "run.completed"
+    output: list[ContentBlock] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+
+class RunFailed(_Payload):
+    """Terminal. ``message`` never carries engine exception text, only what is safe to show.
+
+    ``where`` names the tool, node or step that failed when one did.
+    """
+
+    KIND: ClassVar[str] = "run.failed"
+    kind: Literal["run.failed"] = "run.failed"
+    error_code: _OpenErrorCode
+    message: str
+    retryable: bool = False
+    where: str | None = None
+
+
+class RunCancelled(_Payload):
+    """Terminal."""
+
+    KIND: ClassVar[str] = "run.cancelled"
+    kind: Literal["run.cancelled"] = "run.cancelled"
+    reason: str | None = None
+
+
+class RunPaused(_Payload):
+    """Suspends the run. ``wake_at`` set means a timer: the deck's sweep resumes it then."""
+
+    KIND: ClassVar[str] = "run.paused"
+    kind: Literal["run.paused"] = "run.paused"
+    reason: str | None = None
+    wake_at: _UtcDatetime | None = None
+
+
+class RunResumed(_Payload):
+    """The run continues. Written only while the run is suspended (a conditional append).
+
+    ``interrupt_id`` names the answered interrupt when an answer is what resumed it; the answer
+    itself is the ``answer.recorded`` event written in the same atomic batch.
+    """
+
+    KIND: ClassVar[str] = "run.resumed"
+    kind: Literal["run.resumed"] = "run.resumed"
+    reason: str | None = None
+    interrupt_id: str | None = None
+
+
+class RunInterrupted(_Payload):
+    """Suspends the run until ``interrupt_id`` is answered. Several may be open at once."""
+
+    KIND: ClassVar[str] = "run.interrupted"
+    kind: Literal["run.interrupted"] = "run.interrupted"
+    interrupt_id: str
+    reason: _OpenInterruptReason = InterruptReason.HUMAN
+    payload: _JsonData = None
+    expected: AnswerShape | None = None
+
+
+# --------------------------------------------------------------------------- answers, approvals
+
+
+class AnswerRecorded(_Payload):
+    """An answer accepted for one interrupt, and who gave it."""
+
+    KIND: ClassVar[str] = "answer.recorded"
+    kind: Literal["answer.recorded"] = "answer.recorded"
+    interrupt_id: str
+    value: _JsonData = None
+    origin: _OpenAnswerOrigin = AnswerOrigin.HUMAN
+
+
+class AnswerRefused(_Payload):
+    """An answer that did not fit; the run stays parked. ``reason`` never echoes the value."""
+
+    KIND: ClassVar[str] = "answer.refused"
+    kind: Literal["answer.refused"] = "answer.refused"
+    interrupt_id: str
+    reason: str
+
+
+class ApprovalDecided(_Payload):
+    """A tool call approved or rejected, by a person (via an answer) or by application policy."""
+
+    KIND: ClassVar[str] = "approval.decided"
+    kind: Literal["approval.decided"] = "approval.decided"
+    call_id: str
+    tool: str
+    approved: bool
+    origin: AnswerOrigin | str
+    interrupt_id: str | None = None
+    message: str | None = None
+
+
+# --------------------------------------------------------------------------- control
+
+
+class ControlRequested(_Payload):
+    """A pending control request, recorded when the engine (or runtime) reads it."""
+
+    KIND: ClassVar[str] = "control.requested"
+    kind: Literal["control.requested"] = "control.requested"
+    verb: _OpenControlVerb
+    reason: str | None = None
+
+
+class ControlObserved(_Payload):
+    """The request was acted on at ``safe_point``; the lifecycle event follows it."""
+
+    KIND: ClassVar[str] = "control.observed"
+    kind: Literal["control.observed"] = "control.observed"
+    verb: _OpenControlVerb
+    safe_point: _OpenSafePoint
+
+
+# --------------------------------------------------------------------------- content
+
+
+class TextDelta(_Payload):
+    KIND: ClassVar[str] = "text.delta"
+    kind: Literal["text.delta"] = "text.delta"
+    message_id: str
+    text: str
+
+
+class ThoughtDelta(_Payload):
+    KIND: ClassVar[str] = "thought.delta"
+    kind: Literal["thought.delta"] = "thought.delta"
+    message_id: str
+    text: str
+
+
+class MessageCompleted(_Payload):
+    KIND: ClassVar[str] = "message.completed"
+    kind: Literal["message.completed"] = "message.completed"
+    message_id: str
+    text: str
+    agent: str | None = None
+
+
+class AgentChanged(_Payload):
+    """A completed handoff."""
+
+    KIND: ClassVar[str] = "agent.changed"
+    kind: Literal["agent.changed"] = "agent.changed"
+    previous: str | None
+    next: str
+
+
+class ToolCallStarted(_Payload):
+    """A tool call about to run. ``args`` is the parsed arguments, or the raw text the model sent
+    when it was not valid JSON (then ``args_error`` says why)."""
+
+    KIND: ClassVar[str] = "tool.call.started"
+    kind: Literal["tool.call.started"] = "tool.call.started"
+    call_id: str
+    tool: str
+    args: _JsonData = None
+    args_error: str | None = None
+
+
+class ToolCallCompleted(_Payload):
+    """A tool call finished. The result itself is never stored: a capped preview, its size and
+    its SHA-256. ``error`` is set when the tool raised or returned what JSON cannot carry."""
+
+    KIND: ClassVar[str] = "tool.call.completed"
+    kind: Literal["tool.call.completed"] = "tool.call.completed"
+    call_id: str
+    tool: str
+    result_preview: str = ""
+    result_size: int = 0
+    result_sha256: str | None = None
+    error: str | None = None
+
+
+class UsageReported(_Payload):
+    """Usage of one model call (advisory; the total is on ``run.completed``)."""
+
+    KIND: ClassVar[str] = "usage.reported"
+    kind: Literal["usage.reported"] = "usage.reported"
+    model: str | None = None
+    usage: Usage
+
+
+class Report(_Payload):
+    """Progress or status from inside the work."""
+
+    KIND: ClassVar[str] = "report"
+    kind: Literal["report"] = "report"
+    level: _OpenReportLevel = ReportLevel.INFO
+    message: str
+    fields: dict[str, _JsonData] = Field(default_factory=dict)
+
+
+class ArtifactCreated(_Payload):
+    KIND: ClassVar[str] = "artifact.created"
+    kind: Literal["artifact.created"] = "artifact.created"
+    artifact_id: str
+    media_type: str
+    uri: str | None = None
+    size: int | None = None
+
+
+class InputAppended(_Payload):
+    """More input added to a live run, and where it came from."""
+
+    KIND: ClassVar[str] = "input.appended"
+    kind: Literal["input.appended"] = "input.appended"
+    input: list[ContentBlock]
+    source: str | None = None
+
+
+class StepCompleted(_Payload):
+    """A durable workflow step's result, journaled so a replay returns it without re-running.
+
+    ``index`` is the step's ordinal in the run; ``name`` the label the body gave it.
+    """
+
+    KIND: ClassVar[str] = "step.completed"
+    kind: Literal["step.completed"] = "step.completed"
+    index: int
+    name: str
+    result: _JsonData = None
+
+
+class NodeUpdated(_Payload):
+    """A graph node completed; ``update`` is the state update it returned."""
+
+    KIND: ClassVar[str] = "node.updated"
+    kind: Literal["node.updated"] = "node.updated"
+    node: str
+    update: _JsonData = None
+    step: int | None = None
+
+
+class PlanUpdated(_Payload):
+    """The agent's plan (todo list) as it now stands."""
+
+    KIND: ClassVar[str] = "plan.updated"
+    kind: Literal["plan.updated"] = "plan.updated"
+    items: list[PlanItem]
+
+
+class Custom(_Payload):
+    """Application data under a namespaced name (``app.thing``)."""
+
+    KIND: ClassVar[str] = "custom"
+    kind: Literal["custom"] = "custom"
+    name: str = Field(json_schema_extra={"pattern": _CUSTOM_NAME_JSON_PATTERN})
+    data: _JsonData = None
+
+    @field_validator("name")
+    @classmethod
+    def _namespaced(cls, name: str) -> str:
+        if "." not in name or not KIND_PATTERN.match(name):
+            raise ValueError(f"custom event name {name!r} must be namespaced, like 'app.thing'")
+        return name
+
+
+def _unknown_event_schema(schema: dict[str, Any]) -> None:
+    _require_kind(schema)
+    kind = schema["properties"]["kind"]
+    kind["pattern"] = _KIND_JSON_PATTERN
+    kind["not"] = {"enum": sorted(_BY_KIND)}
+
+
+class UnknownEvent(_Payload):
+    """A payload of a kind this release does not know (written by a newer one).
+
+    Every field is kept as it arrived, so it serializes back exactly. Only for kinds this release
+    does not know: an ``UnknownEvent`` of a known kind would read back as that kind's payload, so
+    it is refused.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow", json_schema_extra=_unknown_event_schema)
+
+    @field_validator("kind")
+    @classmethod
+    def _valid_kind(cls, kind: str) -> str:
+        if not KIND_PATTERN.match(kind):
+            raise ValueError(
+                f"{kind!r} is not a valid event kind (dotted lower-case words, like 'app.thing')"
+            )
+        if kind in _BY_KIND:
+            raise ValueError(f"{kind!r} is a known kind; build its payload type instead")
+        return kind
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The payload's fields other than ``kind``, as they arrived."""
+        return dict(self.__pydantic_extra__ or {})
+
+    @model_serializer(mode="wrap")
+    def _keep_everything(self, handler: Any) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        out.update(self.__pydantic_extra__ or {})
+        return out
+
+
+PAYLOAD_TYPES: tuple[type[_Payload], ...] = (
+    RunStarted,
+    RunCompleted,
+    RunFailed,
+    RunCancelled,
+    RunPaused,
+    RunResumed,
+    RunInterrupted,
+    AnswerRecorded,
+    AnswerRefused,
+    ApprovalDecided,
+    ControlRequested,
+    ControlObserved,
+    TextDelta,
+    ThoughtDelta,
+    MessageCompleted,
+    AgentChanged,
+    ToolCallStarted,
+    ToolCallCompleted,
+    UsageReported,
+    Report,
+    ArtifactCreated,
+    InputAppended,
+    StepCompleted,
+    NodeUpdated,
+    PlanUpdated,
+    Custom,
+)
+"""Every payload type this release knows, one per kind."""
+
+_BY_KIND: dict[str, type[_Payload]] = {t.KIND: t for t in PAYLOAD_TYPES}
+
+TERMINAL_KINDS = frozenset({"run.completed", "run.failed", "run.cancelled"})
+SUSPENDING_KINDS = frozenset({"run.paused", "run.interrupted"})
+LIFECYCLE_KINDS = frozenset({"run.started", "run.resumed"}) | TERMINAL_KINDS | SUSPENDING_KINDS
+
+
+def _payload_tag(value: Any) -> str:
+    if isinstance(value, UnknownEvent):
+        return "unknown"
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return kind if isinstance(kind, str) and kind in _BY_KIND else "unknown"
+
+
+Payload = Annotated[
+    Annotated[RunStarted, Tag("run.started")]
+    | Annotated[RunCompleted, Tag("run.completed")]
+    | Annotated[RunFailed, Tag("run.failed")]
+    | Annotated[RunCancelled, Tag("run.cancelled")]
+    | Annotated[RunPaused, Tag("run.paused")]
+    | Annotated[RunResumed, Tag("run.resumed")]
+    | Annotated[RunInterrupted, Tag("run.interrupted")]
+    | Annotated[AnswerRecorded, Tag("answer.recorded")]
+    | Annotated[AnswerRefused, Tag("answer.refused")]
+    | Annotated[ApprovalDecided, Tag("approval.decided")]
+    | Annotated[ControlRequested, Tag("control.requested")]
+    | Annotated[ControlObserved, Tag("control.observed")]
+    | Annotated[TextDelta, Tag("text.delta")]
+    | Annotated[ThoughtDelta, Tag("thought.delta")]
+    | Annotated[MessageCompleted, Tag("message.completed")]
+    | Annotated[AgentChanged, Tag("agent.changed")]
+    | Annotated[ToolCallStarted, Tag("tool.call.started")]
+    | Annotated[ToolCallCompleted, Tag("tool.call.completed")]
+    | Annotated[UsageReported, Tag("usage.reported")]
+    | Annotated[Report, Tag("report")]
+    | Annotated[ArtifactCreated, Tag("artifact.created")]
+    | Annotated[InputAppended, Tag("input.appended")]
+    | Annotated[StepCompleted, Tag("step.completed")]
+    | Annotated[NodeUpdated, Tag("node.updated")]
+    | Annotated[PlanUpdated, Tag("plan.updated")]
+    | Annotated[Custom, Tag("custom")]
+    | Annotated[UnknownEvent, Tag("unknown")],
+    Discriminator(_payload_tag),
+]
+"""Any payload, discriminated on ``kind``; an unknown kind parses as :class:`UnknownEvent`."""
+
+
+# --------------------------------------------------------------------------- envelope
+
+
+class Event(BaseModel):
+    """One entry of a run's log. Immutable; produced by a store, never by an engine.
+
+    ``origin`` is the name the caller addressed (not the engine, not a handoff target).
+    ``parent_run_id`` is set on every event of a nested run, so a reader can place any event in
+    its tree without reading ``run.started`` first.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    v: SchemaVersion = SCHEMA_VERSION
+    kind: str = Field(json_schema_extra={"pattern": _KIND_JSON_PATTERN})
+    seq: int = Field(ge=0)
+    run_id: str
+    session_id: str | None = None
+    namespace: str | None = None
+    parent_run_id: str | None = None
+    origin: str | None = None
+    ts: _UtcDatetime
+    payload: Payload
+
+    @model_validator(mode="before")
+    @classmethod
+    def _readable_major(cls, data: Any) -> Any:
+        # Checked before anything else is validated: an event of another major may have a payload
+        # of another shape entirely, and the reader should hear about the version, not a field.
+        v = data.get("v") if isinstance(data, dict) else None
+        major = v.get("major") if isinstance(v, dict) else getattr(v, "major", None)
+        if isinstance(major, int) and major != SCHEMA_VERSION.major:
+            raise PydanticCustomError(
+                "schema_major",
+                "event schema major {major} is not readable by this release (it reads major "
+                "{readable}); upgrade agentdeck to read it",
+                {"major": major, "readable": SCHEMA_VERSION.major},
+            )
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Event:
+        if self.payload.kind != self.kind:
+            raise PydanticCustomError(
+                "kind_mismatch",
+                "envelope kind '{kind}' disagrees with payload kind '{payload_kind}'",
+                {"kind": self.kind, "payload_kind": self.payload.kind},
+            )
+        return self
+
+    # -- convenience -----------------------------------------------------------------------------
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.kind in TERMINAL_KINDS
+
+    @property
+    def is_suspending(self) -> bool:
+        return self.kind in SUSPENDING_KINDS
+
+    def to_json(self) -> str:
+        """Serialize exactly (nulls written); :meth:`from_json` reads it back equal."""
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> Event:
+        """Parse one event, raising :class:`EventSchemaError` for anything malformed.
+
+        The error names the payload kind and the offending field. An inline content block over
+        the cap raises :class:`~agentdeck.errors.ContentTooLargeError` instead, as it does
+        wherever a block is built.
+        """
+        try:
+            return cls.model_validate_json(data)
+        except ValidationError as exc:
+            raise _schema_error(exc) from None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        """Like :meth:`from_json`, from already-decoded JSON."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise _schema_error(exc) from None
+
+    @classmethod
+    def record(
+        cls,
+        payload: _Payload,
+        *,
+        seq: int,
+        run_id: str,
+        ts: datetime,
+        session_id: str | None = None,
+        namespace: str | None = None,
+        parent_run_id: str | None = None,
+        origin: str | None = None,
+    ) -> Event:
+        """Wrap a payload in its envelope. Stores call this when they assign ``seq`` and ``ts``."""
+        return cls(
+            kind=payload.kind,
+            seq=seq,
+            run_id=run_id,
+            session_id=session_id,
+            namespace=namespace,
+            parent_run_id=parent_run_id,
+            origin=origin,
+            ts=ts,
+            payload=payload,  # type: ignore[arg-type]
+        )
+
+
+_payload_adapter: TypeAdapter[Payload] = TypeAdapter(Payload)
+
+
+def parse_payload(data: dict[str, Any] | str | bytes) -> Payload:
+    """Parse a payload on its own (without an envelope), e.g. from an engine plugin's wire."""
+    try:
+        if isinstance(data, str | bytes):
+            return _payload_adapter.validate_json(data)
+        return _payload_adapter.validate_python(data)
+    except ValidationError as exc:
+        raise _schema_error(exc, prefix=("payload",)) from None
+
+
+def payload_type(kind: str) -> type[_Payload] | None:
+    """The payload class for ``kind``, or ``None`` for a kind this release does not know."""
+    return _BY_KIND.get(kind)
+
+
+_ERROR_FIELDS = {"schema_major": "v.major", "kind_mismatch": "kind"}
+
+
+def _schema_error(exc: ValidationError, prefix: tuple[str, ...] = ()) -> EventSchemaError:
+    """Turn pydantic's report into an error that names the kind and the offending field.
+
+    Pydantic's locations carry the union tag (``payload.text.delta.message_id``); the tag is the
+    payload kind, so it is lifted out and the field is named as it appears in the JSON
+    (``payload.message_id``).
+    """
+    errors = exc.errors()
+    kind: str | None = None
+    described: list[str] = []
+    first_field: str | None = None
+    for err in errors:
+        loc = (*prefix, *err.get("loc", ()))
+        if len(loc) >= 2 and loc[0] == "payload" and isinstance(loc[1], str):
+            if loc[1] in _BY_KIND:
+                kind = kind or loc[1]
+            loc = ("payload", *loc[2:])
+        field = ".".join(str(p) for p in loc) or _ERROR_FIELDS.get(err["type"])
+        msg = err.get("msg", "invalid").removeprefix("Value error, ")
+        first_field = first_field or field
+        described.append(f"{field}: {msg}" if field else msg)
+    what = f"malformed {kind} event" if kind else "malformed event"
+    return EventSchemaError(f"{what}: " + "; ".join(described), kind=kind, field=first_field)

@@ -1,0 +1,110 @@
+"""In-memory control signals: pending pause/cancel requests per run.
+
+``memory://`` is private to the port object; ``memory://<name>`` is the process-wide instance of
+that name, so a CLI and a deck in one process reach the same runs. A request is a fact waiting to
+be acted on, never a status change (that is the log's business).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from agentdeck.clock import Clock, SystemClock, utc
+from agentdeck.errors import InvalidInputError
+from agentdeck.events import ControlVerb
+from agentdeck.memory.store import SCHEME, instance_name
+from agentdeck.ports import BackendRequest, ControlPort, ControlSignal
+
+__all__ = ["MemoryControlPort"]
+
+
+@dataclass(slots=True, eq=False)
+class _Signals:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    pending: dict[str, dict[ControlVerb, ControlSignal]] = field(default_factory=dict)
+    """Per run, pending requests in the order they were made."""
+
+
+_NAMED: dict[str, _Signals] = {}
+_NAMED_LOCK = threading.Lock()
+
+
+def _named(name: str) -> _Signals:
+    with _NAMED_LOCK:
+        signals = _NAMED.get(name)
+        if signals is None:
+            signals = _NAMED[name] = _Signals()
+        return signals
+
+
+def _verb(verb: ControlVerb | str) -> ControlVerb:
+    try:
+        return ControlVerb(verb)
+    except ValueError:
+        raise InvalidInputError(
+            f"{verb!r} is not a control verb; use one of {', '.join(v.value for v in ControlVerb)}",
+            field="verb",
+        ) from None
+
+
+class MemoryControlPort(ControlPort):
+    """A :class:`~agentdeck.ports.ControlPort` in this process's memory."""
+
+    shared: ClassVar[bool] = False
+
+    def __init__(
+        self, *, name: str | None = None, clock: Clock | None = None, url: str | None = None
+    ) -> None:
+        self.name = name
+        self.url = url if url is not None else f"{SCHEME}://{name or ''}"
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._signals = _named(name) if name is not None else _Signals()
+
+    @classmethod
+    def from_request(cls, request: BackendRequest) -> MemoryControlPort:
+        """The factory the ``memory`` scheme registers: ``memory://`` or ``memory://<name>``."""
+        return cls(name=instance_name(request.url), clock=request.clock, url=request.url)
+
+    async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
+        wanted = _verb(verb)
+        signals = self._signals
+        with signals.lock:
+            pending = signals.pending.setdefault(run_id, {})
+            if wanted in pending:
+                return False  # the first request's reason stands
+            pending[wanted] = ControlSignal(
+                run_id=run_id, verb=wanted, reason=reason, requested_at=utc(self._clock.now())
+            )
+            return True
+
+    async def pending(self, run_id: str) -> tuple[ControlSignal, ...]:
+        signals = self._signals
+        with signals.lock:
+            pending = signals.pending.get(run_id)
+            if not pending:
+                return ()
+            # Cancel first (it wins over everything), the rest in the order they were asked.
+            return tuple(
+                sorted(pending.values(), key=lambda signal: signal.verb is not ControlVerb.CANCEL)
+            )
+
+    async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
+        wanted = _verb(verb)
+        signals = self._signals
+        with signals.lock:
+            pending = signals.pending.get(run_id)
+            if pending is None:
+                return None
+            taken = pending.pop(wanted, None)
+            if not pending:
+                del signals.pending[run_id]
+            return taken
+
+    async def forget(self, run_ids: Collection[str]) -> None:
+        signals = self._signals
+        with signals.lock:
+            for run_id in run_ids:
+                signals.pending.pop(run_id, None)

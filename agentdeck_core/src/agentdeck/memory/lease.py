@@ -1,0 +1,123 @@
+"""In-memory liveness leases, timed by the clock the factory was handed.
+
+``memory://`` is private to the port object; ``memory://<name>`` the process-wide instance of
+that name. Expiry is a comparison with ``clock.now()``, never a timer, so a test advances a
+:class:`~agentdeck.clock.ManualClock` past the TTL instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import ClassVar
+
+from agentdeck.clock import Clock, SystemClock, utc
+from agentdeck.errors import InvalidInputError
+from agentdeck.memory.store import SCHEME, instance_name
+from agentdeck.ports import BackendRequest, LeasePort, LeaseState
+
+__all__ = ["MemoryLeasePort"]
+
+
+@dataclass(slots=True)
+class _Lease:
+    owner: str
+    expires_at: datetime
+
+
+@dataclass(slots=True, eq=False)
+class _Leases:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    held: dict[str, _Lease] = field(default_factory=dict)
+
+
+_NAMED: dict[str, _Leases] = {}
+_NAMED_LOCK = threading.Lock()
+
+
+def _named(name: str) -> _Leases:
+    with _NAMED_LOCK:
+        leases = _NAMED.get(name)
+        if leases is None:
+            leases = _NAMED[name] = _Leases()
+        return leases
+
+
+def _ttl(ttl: float) -> timedelta:
+    if not ttl > 0:
+        raise InvalidInputError(
+            f"a lease TTL must be a positive number of seconds, not {ttl!r}", field="ttl"
+        )
+    return timedelta(seconds=ttl)
+
+
+class MemoryLeasePort(LeasePort):
+    """A :class:`~agentdeck.ports.LeasePort` in this process's memory.
+
+    A lease is alive while ``now < expires_at``; at its expiry instant it has lapsed.
+    """
+
+    shared: ClassVar[bool] = False
+
+    def __init__(
+        self, *, name: str | None = None, clock: Clock | None = None, url: str | None = None
+    ) -> None:
+        self.name = name
+        self.url = url if url is not None else f"{SCHEME}://{name or ''}"
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._leases = _named(name) if name is not None else _Leases()
+
+    @classmethod
+    def from_request(cls, request: BackendRequest) -> MemoryLeasePort:
+        """The factory the ``memory`` scheme registers: ``memory://`` or ``memory://<name>``."""
+        return cls(name=instance_name(request.url), clock=request.clock, url=request.url)
+
+    def _now(self) -> datetime:
+        return utc(self._clock.now())
+
+    async def acquire(self, run_id: str, owner: str, ttl: float) -> bool:
+        span = _ttl(ttl)
+        leases = self._leases
+        with leases.lock:
+            now = self._now()
+            lease = leases.held.get(run_id)
+            if lease is not None and lease.owner != owner and now < lease.expires_at:
+                return False
+            leases.held[run_id] = _Lease(owner=owner, expires_at=now + span)
+            return True
+
+    async def renew(self, run_id: str, owner: str, ttl: float) -> bool:
+        span = _ttl(ttl)
+        leases = self._leases
+        with leases.lock:
+            now = self._now()
+            lease = leases.held.get(run_id)
+            if lease is None or lease.owner != owner or not now < lease.expires_at:
+                return False
+            lease.expires_at = now + span
+            return True
+
+    async def release(self, run_id: str, owner: str) -> None:
+        leases = self._leases
+        with leases.lock:
+            lease = leases.held.get(run_id)
+            if lease is not None and lease.owner == owner:
+                del leases.held[run_id]
+
+    async def state(self, run_id: str) -> LeaseState:
+        lease = self._leases.held.get(run_id)
+        if lease is None:
+            return LeaseState.NONE
+        return LeaseState.ALIVE if self._now() < lease.expires_at else LeaseState.LAPSED
+
+    async def lapsed(self, limit: int = 100) -> list[str]:
+        leases = self._leases
+        with leases.lock:
+            now = self._now()
+            expired = sorted(
+                (lease.expires_at, run_id)
+                for run_id, lease in leases.held.items()
+                if not now < lease.expires_at
+            )
+        return [run_id for _, run_id in expired[: max(0, limit)]]

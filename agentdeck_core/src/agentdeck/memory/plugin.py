@@ -1,0 +1,40 @@
+"""The ``memory`` scheme: the core's default backends, registered like any other plugin.
+
+Declared as the entry point ``memory = "agentdeck.memory.plugin"`` of agentdeck-core, so the
+host loads it through the same path (and the same allow/block switch) as a third-party plugin.
+"""
+
+from __future__ import annotations
+
+import agentdeck
+from agentdeck.hookspecs import RegisterScheme
+from agentdeck.memory.control import MemoryControlPort
+from agentdeck.memory.lease import MemoryLeasePort
+from agentdeck.memory.store import SCHEME, MemoryEventStore
+
+
+@agentdeck.hookimpl
+def agentdeck_register_event_stores(register: RegisterScheme) -> None:
+    register(
+        SCHEME,
+        MemoryEventStore.from_request,
+        description="in-process event log (not durable); memory://<name> shares one by name",
+    )
+
+
+@agentdeck.hookimpl
+def agentdeck_register_control_ports(register: RegisterScheme) -> None:
+    register(
+        SCHEME,
+        MemoryControlPort.from_request,
+        description="in-process control signals; memory://<name> shares one by name",
+    )
+
+
+@agentdeck.hookimpl
+def agentdeck_register_lease_ports(register: RegisterScheme) -> None:
+    register(
+        SCHEME,
+        MemoryLeasePort.from_request,
+        description="in-process liveness leases on the deck's clock",
+    )

@@ -1,0 +1,31 @@
+"""The public import surface: every documented name imports from where the spec puts it, and
+each 4.x spelling is the very same object as its 5.x name (an alias, never a second copy)."""
+
+from __future__ import annotations
+
+import importlib
+
+import agentdeck
+
+
+def test_every_name_in_all_imports_from_agentdeck() -> None:
+    for name in agentdeck.__all__:
+        assert getattr(agentdeck, name) is not None, name
+
+
+def test_the_4x_spellings_are_aliases_of_the_5x_names() -> None:
+    core = importlib.import_module("agentdeck.core")
+    core_ports = importlib.import_module("agentdeck.core.ports")
+    errors = importlib.import_module("agentdeck.errors")
+
+    assert agentdeck.Context is agentdeck.ToolCtx
+    assert core_ports.EventSinkPort is agentdeck.Observer
+    for block in ("TextBlock", "ImageBlock", "AudioBlock", "ResourceBlock", "DataBlock"):
+        assert getattr(core, block) is getattr(agentdeck, block)
+    assert errors.ContextTypeError is agentdeck.ContextTypeError
+
+
+def test_the_plugin_marker_is_exported_from_the_package_root() -> None:
+    from agentdeck.hookspecs import hookimpl
+
+    assert agentdeck.hookimpl is hookimpl

@@ -1,0 +1,133 @@
+"""Run the benchmark rows: ``python -m benchmarks [--smoke] [-k SUBSTRING]``.
+
+Prints a table and writes ``benchmarks/results/<UTC timestamp>-<commit>.json``. A full run exits
+1 when a row exceeds its budget; ``--smoke`` runs a few short rounds and enforces no budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import os
+import pkgutil
+import platform
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from benchmarks import REGISTRY, Measurement, measure
+
+HERE = Path(__file__).resolve().parent
+FULL = {"rounds": 25, "batch_seconds": 0.02}
+SMOKE = {"rounds": 3, "batch_seconds": 0.001}
+
+
+def load_rows() -> None:
+    """Import every ``benchmarks/bench_*.py`` module; their decorators fill the registry."""
+    for module in pkgutil.iter_modules([str(HERE)]):
+        if module.name.startswith("bench_"):
+            importlib.import_module(f"benchmarks.{module.name}")
+
+
+def commit_id() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
+def _per_call(ns: float) -> str:
+    return f"{ns / 1000:.2f} µs" if ns >= 1000 else f"{ns:.0f} ns"
+
+
+def _value(m: Measurement) -> str:
+    return f"{m.value:.2f}x" if m.unit == "x" else f"{m.value:+.2f} µs"
+
+
+def _budget(m: Measurement) -> str:
+    return f"{m.budget:.2f}x" if m.unit == "x" else f"{m.budget:+.2f} µs"
+
+
+def print_table(results: list[Measurement], *, smoke: bool) -> None:
+    header = ("row", "subject/call", "baseline/call", "value", "budget", "")
+    lines = [
+        (
+            m.name,
+            _per_call(m.subject_ns_per_call),
+            _per_call(m.baseline_ns_per_call),
+            _value(m),
+            _budget(m),
+            "smoke" if smoke else ("ok" if m.within_budget else "OVER BUDGET"),
+        )
+        for m in results
+    ]
+    widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
+    for line in [header, *lines]:
+        print("  ".join(str(cell).ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip())
+    for m in results:
+        if m.description:
+            print(f"  {m.name}: {m.description}")
+
+
+def write_json(results: list[Measurement], *, smoke: bool, out_dir: Path) -> Path:
+    now = datetime.now(UTC)
+    commit = commit_id()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{now.strftime('%Y%m%dT%H%M%SZ')}-{commit}.json"
+    document = {
+        "schema": 1,
+        "timestamp": now.isoformat(),
+        "commit": commit,
+        "mode": "smoke" if smoke else "full",
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "rows": [
+            {**dataclasses.asdict(m), "within_budget": m.within_budget, "enforced": not smoke}
+            for m in results
+        ],
+    }
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--smoke", action="store_true", help="few short rounds, no budgets")
+    parser.add_argument("-k", dest="pattern", default="", help="only rows whose name contains this")
+    parser.add_argument("--results-dir", type=Path, default=HERE / "results")
+    args = parser.parse_args(argv)
+
+    load_rows()
+    rows = [row for name, row in sorted(REGISTRY.items()) if args.pattern in name]
+    if not rows:
+        print(f"no benchmark row matches {args.pattern!r}", file=sys.stderr)
+        return 2
+    params = SMOKE if args.smoke else FULL
+    results = [
+        measure(row, rounds=int(params["rounds"]), batch_seconds=params["batch_seconds"])
+        for row in rows
+    ]
+    print_table(results, smoke=args.smoke)
+    path = write_json(results, smoke=args.smoke, out_dir=args.results_dir)
+    print(f"results: {path}")
+    over = [m.name for m in results if not m.within_budget]
+    if over and not args.smoke:
+        print(f"over budget: {', '.join(over)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""Every check CI runs, as nox sessions (run them all with `./dev test`).
+
+Sessions
+  tests-<python>(<package>)  a package's own tests, with that package and the core's [testing]
+                             extra installed: `tests-3.11(core)`, `tests-3.11(stores)`, ...
+  e2e                        cross-package tests in tests/ with everything installed
+  lint / typecheck / imports ruff, mypy --strict on the core, import-linter contracts
+  bench_smoke / bench        the benchmark harness: a few iterations / full runs with budgets
+
+Interpreters: 3.11 is required. Every other CPython >= 3.12 found on this machine is added, and
+its sessions are listed; by default only the core runs on them (plugins run on 3.11), which keeps
+CI short. Run any other combination by name, e.g. `nox -s "tests-3.13(stores)"`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+
+# uv must never fetch an interpreter: only the ones on this machine count.
+os.environ["UV_PYTHON_DOWNLOADS"] = "never"
+nox.options.default_venv_backend = "uv"
+nox.options.download_python = "never"
+nox.options.reuse_venv = "yes"
+# nox turns this on when CI is set; the optional interpreters below are only listed when they
+# exist, and the required one is enforced explicitly instead.
+nox.options.error_on_missing_interpreters = False
+
+REQUIRED_PYTHON = "3.11"
+CORE = "agentdeck_core"
+PACKAGES: dict[str, str] = {
+    "core": CORE,
+    "openai": "plugins/agentdeck_openai",
+    "langgraph": "plugins/agentdeck_langgraph",
+    "stores": "plugins/agentdeck_stores",
+    "langfuse": "plugins/agentdeck_langfuse",
+    "http": "plugins/agentdeck_http",
+}
+# Packages whose tests also run by default on every interpreter other than REQUIRED_PYTHON.
+CROSS_INTERPRETER_PACKAGES = ("core",)
+
+
+# --- interpreters -------------------------------------------------------------------------------
+
+_PROBE = (
+    "import platform, sys; "
+    "print(platform.python_implementation(), '%d.%d' % sys.version_info[:2], sys.executable)"
+)
+_NAME = re.compile(r"^python3\.(\d+)$")  # excludes free-threaded builds (python3.13t)
+
+
+def _wanted(path: Path) -> bool:
+    match = _NAME.match(path.name)
+    return match is not None and int(match[1]) >= 11
+
+
+def _candidates() -> list[Path]:
+    """Executables named python3.X on PATH, then in pyenv's versions (newest patch first)."""
+    found: list[Path] = []
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        if directory and Path(directory).is_dir():
+            found += sorted(p for p in Path(directory).iterdir() if _wanted(p))
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+
+    def patch_level(p: Path) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", p.parents[1].name))
+
+    found += sorted(
+        (p for p in pyenv_root.glob("versions/*/bin/python3.*") if _wanted(p)),
+        key=patch_level,
+        reverse=True,
+    )
+    return found
+
+
+def _probe(executable: Path) -> tuple[str, Path] | None:
+    """Run the interpreter (a pyenv shim without that version installed fails here)."""
+    try:
+        out = subprocess.run(
+            [str(executable), "-c", _PROBE], capture_output=True, text=True, timeout=30, check=True
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if len(out) != 3 or out[0] != "CPython":
+        return None
+    return out[1], Path(out[2])
+
+
+def _discover_interpreters() -> dict[str, Path]:
+    """Map "3.X" to a working CPython executable, for 3.11 and every 3.12+ present."""
+    interpreters: dict[str, Path] = {}
+    for candidate in _candidates():
+        probed = _probe(candidate)
+        if probed is None:
+            continue
+        version, executable = probed
+        minor = int(version.split(".")[1])
+        if minor >= 11 and version not in interpreters:
+            interpreters[version] = executable
+    return dict(sorted(interpreters.items(), key=lambda item: int(item[0].split(".")[1])))
+
+
+def _expose(interpreters: dict[str, Path]) -> None:
+    """Make each "3.X" resolve to the probed binary, so nox hands uv that path.
+
+    nox names sessions after the version string and resolves it to an executable itself, looking
+    for `python3.X` on PATH first. A directory of links to the probed binaries, put in front of
+    PATH, makes that lookup land on the binary we ran -- never on a broken pyenv shim.
+    """
+    link_dir = ROOT / ".nox" / "_interpreters"
+    link_dir.mkdir(parents=True, exist_ok=True)
+    for version, executable in interpreters.items():
+        link = link_dir / f"python{version}"
+        if link.is_symlink() or link.exists():
+            if link.resolve() == executable.resolve():
+                continue
+            link.unlink()
+        link.symlink_to(executable)
+    os.environ["PATH"] = os.pathsep.join([str(link_dir), os.environ.get("PATH", "")])
+
+
+INTERPRETERS = _discover_interpreters()
+if REQUIRED_PYTHON not in INTERPRETERS:
+    message = f"Python {REQUIRED_PYTHON} is required and was not found on PATH or under pyenv."
+    if os.environ.get("CI"):
+        raise RuntimeError(message)
+    print(f"nox: warning: {message}")
+_expose(INTERPRETERS)
+PYTHONS = [REQUIRED_PYTHON, *(v for v in INTERPRETERS if v != REQUIRED_PYTHON)]
+
+nox.options.sessions = [
+    *(f"tests-{REQUIRED_PYTHON}({package})" for package in PACKAGES),
+    *(
+        f"tests-{python}({package})"
+        for python in PYTHONS[1:]
+        for package in CROSS_INTERPRETER_PACKAGES
+    ),
+    "e2e",
+    "lint",
+    "typecheck",
+    "imports",
+    "bench_smoke",
+]
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _path(directory: str, extra: str = "") -> str:
+    return f"./{directory}{extra}"
+
+
+def _fixture_plugins() -> list[str]:
+    """Directories under tests/fixture_plugins/ that are installable packages."""
+    base = ROOT / "tests" / "fixture_plugins"
+    if not base.is_dir():
+        return []
+    return sorted(
+        f"./{p.relative_to(ROOT).as_posix()}"
+        for p in base.iterdir()
+        if (p / "pyproject.toml").is_file()
+    )
+
+
+def _install_everything(session: nox.Session, *extra: str) -> None:
+    """Core (with its [testing] extra) and every plugin, editable, in one resolution."""
+    args: list[str] = ["-e", _path(CORE, "[testing]")]
+    for name, directory in PACKAGES.items():
+        if name != "core":
+            args += ["-e", _path(directory)]
+    session.install(*args, *extra)
+
+
+# --- sessions -----------------------------------------------------------------------------------
+
+
+@nox.session(python=PYTHONS)
+@nox.parametrize("package", [nox.param(name, id=name) for name in PACKAGES])
+def tests(session: nox.Session, package: str) -> None:
+    """Run one package's own tests against the local core."""
+    directory = PACKAGES[package]
+    # One install command: the package under test and the local core resolve together, so the
+    # plugin's `agentdeck-core` requirement is met by ./agentdeck_core, never by an index.
+    if package == "core":
+        session.install("-e", _path(CORE, "[testing]"))
+    else:
+        session.install("-e", _path(directory), "-e", _path(CORE, "[testing]"))
+    session.run("pytest", f"{directory}/tests", *session.posargs)
+
+
+@nox.session(python=REQUIRED_PYTHON)
+def e2e(session: nox.Session) -> None:
+    """Cross-package tests (tests/) with the core, every plugin and the fixture plugins."""
+    # "." is the meta-distribution: installing it proves it resolves to these local packages.
+    # Fixture plugins are editable so a reused venv never runs a stale copy of them.
+    fixtures = [arg for path in _fixture_plugins() for arg in ("-e", path)]
+    _install_everything(session, ".", *fixtures)
+    session.run("pytest", "tests", *session.posargs)
+
+
+@nox.session(python=REQUIRED_PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff lint and format check over the whole repository."""
+    session.install("ruff")
+    session.run("ruff", "check", ".", *session.posargs)
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python=REQUIRED_PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on the core package (configured in pyproject.toml)."""
+    session.install("-e", _path(CORE, "[testing]"), "mypy", "types-PyYAML", "types-jsonschema")
+    session.run("mypy", *session.posargs)
+
+
+@nox.session(python=REQUIRED_PYTHON)
+def imports(session: nox.Session) -> None:
+    """import-linter contracts: the core stays free of vendor SDKs; plugins stay independent."""
+    # lint-imports builds its graph from the installed packages, so all of them must be here.
+    _install_everything(session, "import-linter")
+    session.run("lint-imports", *session.posargs)
+
+
+def _bench(session: nox.Session, *args: str) -> None:
+    session.install("-e", _path(CORE))
+    session.run("python", "-m", "benchmarks", *args, *session.posargs)
+
+
+@nox.session(python=REQUIRED_PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """Full benchmark run; fails when a row exceeds its budget. Results in benchmarks/results/."""
+    _bench(session)
+
+
+@nox.session(python=REQUIRED_PYTHON)
+def bench_smoke(session: nox.Session) -> None:
+    """A few iterations of every benchmark row: proves they run, enforces no budgets."""
+    _bench(session, "--smoke")
