@@ -503,8 +503,14 @@ def _config_error(
     first_setting: str | None = None
     first_accepted: tuple[str, ...] | None = None
     env_lower = {key.lower(): key for key, value in env.items() if value != ""}
+    aliases = {
+        field.validation_alias: name
+        for name, field in section.model_fields.items()
+        if isinstance(field.validation_alias, str)
+    }
     for error in exc.errors():
         key = str(error["loc"][0]) if error["loc"] else ""
+        key = aliases.get(key, key)  # a field read through its alias reports the alias
         field = section.model_fields.get(key)
         if field is None:  # an unknown key, from config.yaml or overrides
             origin = "passed in code" if key in overrides else f"in {_where(config_file)}"

@@ -1,0 +1,91 @@
+"""Settings sections of the OpenAI engine plugin: the endpoint, the runner, conversation memory.
+
+Read through the deck's :class:`agentdeck.Settings` (environment, then ``config.yaml`` section,
+then these defaults), so two decks in one process can talk to different endpoints.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from agentdeck.settings import SettingsSection
+
+__all__ = ["OpenAISettings", "RunnerSettings", "SessionSettings"]
+
+
+class OpenAISettings(SettingsSection):
+    """The OpenAI-compatible endpoint agents are sent to."""
+
+    section: ClassVar[str] = "openai"
+    model_config = SettingsConfigDict(env_prefix="OPENAI_")
+
+    model: str = ""
+    """Model for agents that do not name one with `Agent(model=...)`. Empty means every agent
+    must name its own model; building a deck with one that does not is refused."""
+
+    api_key: str = ""
+    """API key sent to the endpoint. Empty leaves the OpenAI client to its own lookup."""
+
+    base_url: str = ""
+    """Base URL of an OpenAI-compatible endpoint (e.g. the loopback test server). Empty uses the
+    client's default."""
+
+    ca_bundle: str = ""
+    """Path to a CA bundle for verifying the endpoint's TLS certificate. Empty uses the system
+    trust store."""
+
+    use_responses: bool = True
+    """Send model calls through the Responses API (true) or Chat Completions (false). Audio
+    input needs Chat Completions."""
+
+
+class RunnerSettings(SettingsSection):
+    """Defaults for the Agents SDK runner that executes every agent turn."""
+
+    section: ClassVar[str] = "runner"
+    model_config = SettingsConfigDict(env_prefix="AGENTDECK_RUNNER_")
+
+    workflow_name: str = "agentdeck"
+    """Name recorded on the SDK run (its `workflow_name`), identifying AgentDeck in SDK traces."""
+
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature. Unset leaves the model's own default."""
+
+    max_turns: int = Field(default=30, gt=0)
+    """Most model turns one agent run may take before it fails."""
+
+    max_tokens: int | None = Field(default=None, gt=0)
+    """Cap on tokens per model response. Unset means the model's own limit."""
+
+    sdk_tracing: bool = False
+    """Let the Agents SDK export its own traces. Off by default: AgentDeck traces runs from its
+    event log, and nothing should try to reach a tracing backend unasked."""
+
+    handoff_ends_on_user_turn: bool = False
+    """After a handoff, append a synthetic user turn so the new agent's request ends on a user
+    message. Some OpenAI-compatible endpoints require it; it changes what every model sees on
+    every handoff, so it is off by default."""
+
+    handoff_closing_turn: str = "Please continue."
+    """Text of that synthetic user turn; set it in your conversations' own language."""
+
+
+class SessionSettings(SettingsSection):
+    """Where agent conversation memory lives (not the event log)."""
+
+    section: ClassVar[str] = "session"
+    model_config = SettingsConfigDict(env_prefix="AGENTDECK_SESSION_")
+
+    url: str | None = Field(default=None, validation_alias="AGENTDECK_SESSION")
+    """A `redis://` URL to keep conversations in Redis, shared by every worker and surviving a
+    restart. Unset keeps one in-process SQLite session per session id, lost when the process
+    exits."""
+
+    redis_key_prefix: str = "agents:session"
+    """Key prefix of conversations stored in Redis."""
+
+    redis_ttl: int | None = Field(default=None, gt=0)
+    """Seconds a Redis-stored conversation lives after its last write. Unset keeps it forever."""
