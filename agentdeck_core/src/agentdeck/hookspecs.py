@@ -127,9 +127,11 @@ def agentdeck_register_checkpointers(register: RegisterScheme) -> None:
 def agentdeck_register_engines(register: RegisterNamed) -> None:
     """Register engines that execute definitions.
 
-    :param register: call ``register(name, factory, description=...)``; ``factory()`` returns an
-        :class:`~agentdeck.ports.Engine` whose ``name`` equals ``name``. When a deck builds, each
-        definition goes to the engine whose ``accepts()`` claims it.
+    :param register: call ``register(name, factory, description=...)``; ``factory(request)``
+        takes an :class:`~agentdeck.ports.EngineRequest` (the deck's settings, clock, catalog and
+        session factory) and returns an :class:`~agentdeck.ports.Engine` whose ``name`` equals
+        ``name``. When a deck builds, each definition goes to the engine whose ``accepts()``
+        claims it.
     """
 
 

@@ -47,6 +47,7 @@ from agentdeck.ports import (
     CheckpointerFactory,
     ControlPort,
     Engine,
+    EngineRequest,
     EventStore,
     LeasePort,
     Observer,
@@ -650,11 +651,11 @@ class PluginHost:
             )
         return cast(_T, built)
 
-    def engines(self) -> list[Engine]:
-        """A fresh instance of every registered engine, in name order."""
+    def engines(self, request: EngineRequest | None = None) -> list[Engine]:
+        """A fresh instance of every registered engine, built for ``request``, in name order."""
         engines = []
         for name in self.names(ENGINES):
-            engine = self.named(ENGINES, name)
+            engine = self.named(ENGINES, name, request=request or EngineRequest())
             if getattr(engine, "name", None) != name:
                 owner = self._registry[ENGINES.key][name].owner()
                 raise ConfigError(

@@ -36,6 +36,8 @@ __all__ = [
     "ControlSignal",
     "Engine",
     "EngineCapabilities",
+    "EngineRequest",
+    "EngineStateArea",
     "Entry",
     "EventStore",
     "Invocable",
@@ -513,6 +515,24 @@ class EngineStateArea(ABC):
     async def delete(self, name: str) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class EngineRequest:
+    """What an engine factory receives when a deck builds: the deck's settings, clock and catalog.
+
+    ``catalog`` is the deck's whole catalog (skills and MCP servers an agent refers to by name
+    live there). ``session_factory`` is the deck's conversation-memory factory (one injected with
+    ``Deck(session_factory=...)`` or built from ``AGENTDECK_SESSION``), ``None`` when no installed
+    plugin provides one. ``state_url`` is the deck's state root (``AGENTDECK_STATE``), from which
+    engine-owned durable state (checkpoints) derives its default location.
+    """
+
+    settings: Settings | None = None
+    clock: Clock = field(default_factory=SystemClock)
+    catalog: Any = None
+    session_factory: SessionFactory | None = None
+    state_url: str = "memory://"
+
+
 class Engine(ABC):
     """Executes one kind of definition. The engine owns execution; AgentDeck owns the record.
 
@@ -525,6 +545,9 @@ class Engine(ABC):
 
     name: ClassVar[str]
     capabilities: ClassVar[EngineCapabilities] = EngineCapabilities()
+
+    def __init__(self, request: EngineRequest | None = None) -> None:
+        self.request = request if request is not None else EngineRequest()
 
     @abstractmethod
     def accepts(self, definition: object) -> bool:
