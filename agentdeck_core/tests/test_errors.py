@@ -23,6 +23,7 @@ from agentdeck.errors import (
     InvalidInputError,
     NotFoundError,
     ReplayError,
+    RunFailedError,
     RunStateError,
     RunSuspendedError,
     SessionBusyError,
@@ -122,6 +123,23 @@ CASES: dict[type[AgentDeckError], Case] = {
             "hint": "resume",
         },
         ("r-1", "paused", "resume"),
+    ),
+    RunFailedError: Case(
+        lambda: RunFailedError(
+            run_id="r-1",
+            status=RunStatus.FAILED,
+            error_code="tool_error",
+            reason="ValueError",
+            where="lookup_order",
+        ),
+        {
+            "run_id": "r-1",
+            "status": RunStatus.FAILED,
+            "error_code": "tool_error",
+            "reason": "ValueError",
+            "where": "lookup_order",
+        },
+        ("r-1", "tool_error", "lookup_order", "ValueError"),
     ),
     RunSuspendedError: Case(
         lambda: RunSuspendedError(

@@ -19,6 +19,7 @@ from agentdeck.content import (
     UnknownBlock,
 )
 from agentdeck.context import Context, ToolCtx, WorkflowCtx
+from agentdeck.deck import Deck
 from agentdeck.errors import (
     AgentDeckError,
     AnswerRefusedError,
@@ -30,6 +31,7 @@ from agentdeck.errors import (
     InvalidInputError,
     NotFoundError,
     ReplayError,
+    RunFailedError,
     RunStateError,
     RunSuspendedError,
     SessionBusyError,
@@ -71,6 +73,9 @@ from agentdeck.events import (
 from agentdeck.hookspecs import hookimpl
 from agentdeck.mcp import MCP, MCPServerSpec
 from agentdeck.ports import Observer
+from agentdeck.results import InterruptResult, TurnResult
+from agentdeck.runs import Run
+from agentdeck.runtime import Budget
 from agentdeck.settings import Settings
 from agentdeck.skills import Skill, Skills
 from agentdeck.status import RunStatus
@@ -92,6 +97,7 @@ __all__ = [
     "ApprovalDecided",
     "ArtifactCreated",
     "AudioBlock",
+    "Budget",
     "Clock",
     "ConfigError",
     "ContentBlock",
@@ -102,11 +108,13 @@ __all__ = [
     "ControlRequested",
     "Custom",
     "DataBlock",
+    "Deck",
     "DuplicateKeyError",
     "Event",
     "EventSchemaError",
     "ImageBlock",
     "InputAppended",
+    "InterruptResult",
     "InvalidInputError",
     "MCPServerSpec",
     "ManualClock",
@@ -119,9 +127,11 @@ __all__ = [
     "ReplayError",
     "Report",
     "ResourceBlock",
+    "Run",
     "RunCancelled",
     "RunCompleted",
     "RunFailed",
+    "RunFailedError",
     "RunInterrupted",
     "RunPaused",
     "RunResumed",
@@ -143,6 +153,7 @@ __all__ = [
     "ToolCallCompleted",
     "ToolCallStarted",
     "ToolCtx",
+    "TurnResult",
     "UnknownBlock",
     "UnknownEvent",
     "Usage",

@@ -28,6 +28,7 @@ __all__ = [
     "InvalidInputError",
     "NotFoundError",
     "ReplayError",
+    "RunFailedError",
     "RunStateError",
     "RunSuspendedError",
     "SessionBusyError",
@@ -234,6 +235,39 @@ class RunSuspendedError(RunStateError):
             hint="answer" if waiting else "resume",
         )
         self.pending = pending
+
+
+class RunFailedError(RunStateError):
+    """``await run`` (or ``deck.run``) on a run that ended without completing.
+
+    ``status`` is ``FAILED`` or ``CANCELLED``; ``error_code`` is the ``run.failed`` code
+    (``tool_error``, ``deadline``, ...) and ``None`` for a cancelled run; ``reason`` is the
+    recorded message or cancellation reason. The run's log holds the rest.
+    """
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        status: RunStatus,
+        error_code: str | None = None,
+        reason: str | None = None,
+        where: str | None = None,
+    ) -> None:
+        what = (
+            f"failed ({error_code}{' in ' + where if where else ''})"
+            if error_code is not None
+            else "was cancelled"
+        )
+        super().__init__(
+            f"run '{run_id}' {what}" + (f": {reason}" if reason else ""),
+            run_id=run_id,
+            status=status,
+            accepted=(),
+        )
+        self.error_code = error_code
+        self.reason = reason
+        self.where = where
 
 
 class SessionBusyError(AgentDeckError):

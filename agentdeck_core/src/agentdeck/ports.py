@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentdeck.clock import Clock, SystemClock
-from agentdeck.content import ContentBlock
+from agentdeck.content import ContentBlock, DataBlock, content_blocks
 from agentdeck.events import ControlVerb, Event, Payload, RunStarted, SafePoint
 from agentdeck.status import TERMINAL, RunStatus
 
@@ -556,6 +556,18 @@ class Engine(ABC):
     @abstractmethod
     def compile(self, definition: object) -> Invocable:
         """Validate and compile a definition with no network and no servers (``build()``)."""
+
+    def prepare_input(self, invocable: Invocable, value: Any) -> list[ContentBlock]:
+        """Turn a caller's input into the blocks ``run.started`` records, or refuse it.
+
+        Called before the run is opened, so a bad input appends nothing. The default: an agent
+        takes a string or a list of content blocks; anything else takes JSON data, recorded as
+        one ``DataBlock``. Engines that can check the shape earlier (a workflow's parameters)
+        override this and raise :class:`~agentdeck.errors.InvalidInputError`.
+        """
+        if invocable.kind == "agent":
+            return content_blocks(value)
+        return [DataBlock(data=value)]
 
     async def open(self) -> None:
         """Start what execution needs (clients, MCP servers). Called at deck open."""

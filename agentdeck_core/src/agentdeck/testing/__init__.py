@@ -29,21 +29,44 @@ pytest.register_assert_rewrite(
 )
 
 from agentdeck.testing.control_kit import ControlContract, LeaseContract  # noqa: E402
-from agentdeck.testing.engine_kit import EngineContract, ScriptedEngine  # noqa: E402
+from agentdeck.testing.engine_kit import (  # noqa: E402
+    Ask,
+    Checkpoint,
+    Complete,
+    DriveResult,
+    EngineContract,
+    EngineScenarios,
+    MemoryStateArea,
+    Raise,
+    Script,
+    ScriptedEngine,
+    Yield,
+    drive,
+)
 from agentdeck.testing.guard import ContractGuardError, ContractKit, check_contract  # noqa: E402
 from agentdeck.testing.statemachine import StoreStateMachine, make_store_state_machine  # noqa: E402
 from agentdeck.testing.store_kit import StoreContract, new_run  # noqa: E402
 
 __all__ = [
+    "Ask",
+    "Checkpoint",
+    "Complete",
     "ContractGuardError",
     "ContractKit",
     "ControlContract",
+    "DriveResult",
     "EngineContract",
+    "EngineScenarios",
     "LeaseContract",
+    "MemoryStateArea",
+    "Raise",
+    "Script",
     "ScriptedEngine",
     "StoreContract",
     "StoreStateMachine",
+    "Yield",
     "check_contract",
+    "drive",
     "make_store_state_machine",
     "new_run",
 ]

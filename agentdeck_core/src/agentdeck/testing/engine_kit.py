@@ -1300,6 +1300,9 @@ class Script:
     kind: str = "workflow"
     description: str = ""
 
+    __agentdeck_workflow__: ClassVar[bool] = True
+    """Lets a ``Deck`` take scripts in ``workflows=`` (played on :class:`ScriptedEngine`)."""
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "steps", tuple(self.steps))
         where = f"script {self.name!r}"

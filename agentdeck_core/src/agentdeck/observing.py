@@ -1,0 +1,161 @@
+"""Fan-out from the run log to observers, without ever letting one slow or fail a run.
+
+Each observer gets its own bounded queue and its own worker task. Publishing an event is a
+non-blocking ``put_nowait`` per observer: when an observer's queue is full the event is dropped
+*for that observer* and counted, so the cost of a slow observer is its own backlog. An observer
+whose ``emit`` raises is disabled for a backoff period (doubling up to a cap) and then retried;
+what arrives while it is disabled is dropped and counted. Observers that cannot afford to lose an
+event read the store instead.
+
+Closing drains each queue for at most ``drain_timeout`` seconds, then drops the rest (counted),
+so a stuck observer cannot hold a shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from agentdeck.events import Event
+from agentdeck.ports import Observer
+
+__all__ = ["ObserverHub", "ObserverStats"]
+
+log = logging.getLogger("agentdeck.observers")
+
+_CLOSE = object()
+
+
+@dataclass(slots=True)
+class ObserverStats:
+    """What happened to one observer's share of the stream."""
+
+    delivered: int = 0
+    dropped: int = 0
+    failures: int = 0
+    disabled_until: float | None = None
+
+
+@dataclass(slots=True)
+class _Tap:
+    observer: Observer
+    queue: asyncio.Queue[object]
+    stats: ObserverStats = field(default_factory=ObserverStats)
+    worker: asyncio.Task[None] | None = None
+    backoff: float = 0.0
+
+
+class ObserverHub:
+    """Owns the observers of one open deck: starts them, feeds them, closes them."""
+
+    def __init__(
+        self,
+        observers: Sequence[Observer],
+        *,
+        queue_size: int = 10_000,
+        retry_after: float = 1.0,
+        max_backoff: float = 60.0,
+        drain_timeout: float = 5.0,
+    ) -> None:
+        self._observers = list(observers)
+        self._queue_size = queue_size
+        self._retry_after = retry_after
+        self._max_backoff = max_backoff
+        self._drain_timeout = drain_timeout
+        self._taps: list[_Tap] = []
+
+    @property
+    def stats(self) -> list[tuple[Observer, ObserverStats]]:
+        return [(tap.observer, tap.stats) for tap in self._taps]
+
+    async def start(self) -> None:
+        """Start every observer in order; one raising refuses the open (the rest are closed)."""
+        started: list[Observer] = []
+        try:
+            for observer in self._observers:
+                await observer.start()
+                started.append(observer)
+        except BaseException:
+            for observer in reversed(started):
+                try:
+                    await observer.close()
+                except Exception:
+                    log.exception("observer %r failed to close after a refused open", observer)
+            raise
+        for observer in self._observers:
+            tap = _Tap(observer=observer, queue=asyncio.Queue(self._queue_size))
+            tap.worker = asyncio.create_task(self._feed(tap), name=f"observer:{observer!r}")
+            self._taps.append(tap)
+
+    def publish(self, events: Iterable[Event]) -> None:
+        """Hand events to every observer whose view accepts them. Never blocks, never raises."""
+        if not self._taps:
+            return
+        now = self._monotonic()
+        for event in events:
+            for tap in self._taps:
+                view = tap.observer.view
+                if view is not None and not view(event):
+                    continue
+                disabled_until = tap.stats.disabled_until
+                if disabled_until is not None and now < disabled_until:
+                    tap.stats.dropped += 1
+                    continue
+                try:
+                    tap.queue.put_nowait(event)
+                except asyncio.QueueFull:
+                    tap.stats.dropped += 1
+
+    async def close(self) -> None:
+        """Drain each observer for a bounded time, then drop what is left, then close it."""
+        taps, self._taps = self._taps, []
+        for tap in taps:
+            with contextlib.suppress(asyncio.QueueFull):
+                tap.queue.put_nowait(_CLOSE)
+        workers = [tap.worker for tap in taps if tap.worker is not None]
+        if workers:
+            _done, pending = await asyncio.wait(workers, timeout=self._drain_timeout)
+            for task in pending:
+                task.cancel()
+            for tap in taps:
+                if tap.worker in pending:
+                    tap.stats.dropped += tap.queue.qsize()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+        for tap in taps:
+            try:
+                await asyncio.wait_for(tap.observer.close(), timeout=self._drain_timeout)
+            except Exception:
+                log.exception("observer %r failed to close", tap.observer)
+            if tap.stats.dropped:
+                log.warning("observer %r dropped %d event(s)", tap.observer, tap.stats.dropped)
+
+    async def _feed(self, tap: _Tap) -> None:
+        while True:
+            item = await tap.queue.get()
+            if item is _CLOSE:
+                return
+            assert isinstance(item, Event)
+            try:
+                await tap.observer.emit(item)
+            except Exception:
+                tap.stats.failures += 1
+                tap.backoff = min(
+                    self._max_backoff, tap.backoff * 2 if tap.backoff else self._retry_after
+                )
+                tap.stats.disabled_until = self._monotonic() + tap.backoff
+                log.warning(
+                    "observer %r raised; disabled for %.1fs",
+                    tap.observer,
+                    tap.backoff,
+                    exc_info=True,
+                )
+            else:
+                tap.stats.delivered += 1
+                tap.backoff = 0.0
+
+    def _monotonic(self) -> float:
+        return asyncio.get_running_loop().time()

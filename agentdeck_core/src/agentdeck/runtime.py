@@ -1,0 +1,721 @@
+"""The Runtime: plays runs on engines and records every one of them in the event log.
+
+Every turn a deck starts, from Python, HTTP or the terminal, goes through here. The Runtime owns
+the run model and nothing of execution:
+
+* **Opening** is the store's conditional write of ``run.started`` (one turn per session, one run
+  per ``(namespace, key)``), with a stale or dead holder stepped over and closed in its own name.
+* **Playing** asks the engine for one payload at a time and, for each, persists it, hands it to
+  the observers, and only then asks for the next; followers are woken by the append itself.
+* **Control** requests go to the control port and are acted on at the engine's next safe point;
+  a suspended run is acted on at once. Continuing a run is a conditional ``run.resumed`` append:
+  whichever process wins it drives the run, from the log and the store's engine-state area.
+* **Liveness**: a playing run holds a lease renewed on a schedule; whoever sees a lapsed lease
+  closes the abandoned run as ``run.failed(lease_expired)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from agentdeck.clock import Clock
+from agentdeck.content import ContentBlock
+from agentdeck.errors import (
+    AgentDeckError,
+    DuplicateKeyError,
+    NotFoundError,
+    ReplayError,
+    RunStateError,
+    SessionBusyError,
+)
+from agentdeck.events import (
+    AnswerRecorded,
+    ControlObserved,
+    ControlRequested,
+    ControlVerb,
+    ErrorCode,
+    Event,
+    Payload,
+    RunCancelled,
+    RunFailed,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    SafePoint,
+    Usage,
+    UsageReported,
+)
+from agentdeck.observing import ObserverHub
+from agentdeck.ports import (
+    ControlDirective,
+    ControlPort,
+    Engine,
+    EngineStateArea,
+    Entry,
+    EventStore,
+    Invocable,
+    Invocation,
+    LeasePort,
+    LeaseState,
+    NewRun,
+    RunQuery,
+    RunRecord,
+    Takeover,
+)
+from agentdeck.status import SUSPENDED, TERMINAL, RunStatus
+
+__all__ = ["Budget", "Runtime", "RuntimeConfig", "StartRequest"]
+
+log = logging.getLogger("agentdeck.runtime")
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeConfig:
+    """The runtime knobs (``AGENTDECK_RUNTIME_*``), in seconds."""
+
+    stale_run_after: float = 3600.0
+    lease_ttl: float = 90.0
+    sweep_interval: float = 30.0
+
+    @property
+    def lease_renew_every(self) -> float:
+        # Six renewals per TTL: a blocked loop has to stall for most of a TTL to lose the lease.
+        return self.lease_ttl / 6
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Caps on one run's model usage, summed from its ``usage.reported`` events.
+
+    A run that goes over any cap ends ``run.failed(budget_exceeded)`` at the event that crossed
+    it. ``None`` means no cap on that measure.
+    """
+
+    max_total_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_requests: int | None = None
+
+    def exceeded_by(self, usage: Usage) -> str | None:
+        """The measure ``usage`` went over, or ``None``."""
+        for measure, cap, used in (
+            ("total tokens", self.max_total_tokens, usage.total_tokens),
+            ("output tokens", self.max_output_tokens, usage.output_tokens),
+            ("model requests", self.max_requests, usage.requests),
+        ):
+            if cap is not None and used > cap:
+                return f"{measure}: {used} used, budget {cap}"
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class StartRequest:
+    """One run to start, after the deck resolved the name and normalized the input."""
+
+    invocable: Invocable
+    input: list[ContentBlock]
+    context: Any = None
+    session_id: str | None = None
+    namespace: str | None = None
+    key: str | None = None
+    parent_run_id: str | None = None
+    deadline: datetime | None = None
+    budget: Budget | None = None
+
+
+@dataclass(slots=True)
+class _Playing:
+    task: asyncio.Task[None]
+    context: Any
+    budget: Budget | None = None
+
+
+@dataclass(slots=True)
+class _StateArea(EngineStateArea):
+    store: EventStore
+    run_id: str
+
+    async def get(self, name: str) -> bytes | None:
+        return await self.store.get_state(self.run_id, name)
+
+    async def put(self, name: str, value: bytes) -> None:
+        await self.store.put_state(self.run_id, name, value)
+
+    async def delete(self, name: str) -> None:
+        await self.store.delete_state(self.run_id, name)
+
+
+@dataclass(slots=True)
+class _Parked:
+    """A run suspended in this process by an engine that can only park in memory."""
+
+    context: Any
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Runtime:
+    """Plays runs for one open deck. Constructed and closed by the deck."""
+
+    def __init__(
+        self,
+        *,
+        store: EventStore,
+        control: ControlPort,
+        leases: LeasePort,
+        invocables: Mapping[str, Invocable],
+        engines: Mapping[str, Engine],
+        observers: ObserverHub,
+        clock: Clock,
+        config: RuntimeConfig | None = None,
+    ) -> None:
+        self.store = store
+        self.control = control
+        self.leases = leases
+        self.invocables = invocables
+        self.engines = engines
+        self.observers = observers
+        self.clock = clock
+        self.config = config or RuntimeConfig()
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._playing: dict[str, _Playing] = {}
+        self._parked: dict[str, _Parked] = {}
+        # Budgets live with the process that started the run (a continuation elsewhere has none).
+        self._budgets: dict[str, Budget] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------------------------- lifecycle
+
+    async def close(self, *, grace: float = 5.0) -> None:
+        """Stop playing: ask live runs to pause at their next safe point, then cut the rest."""
+        self._closed = True
+        playing = list(self._playing.items())
+        for run_id, _ in playing:
+            with contextlib.suppress(AgentDeckError):
+                await self.control.request(run_id, ControlVerb.PAUSE, "deck closing")
+        tasks = [p.task for _, p in playing]
+        if tasks:
+            _done, pending = await asyncio.wait(tasks, timeout=grace)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # ------------------------------------------------------------------------------- starting
+
+    async def start(self, request: StartRequest) -> tuple[RunRecord, bool]:
+        """Open a run and start playing it. Returns its record and whether it was newly opened.
+
+        Raises ``SessionBusyError`` or ``DuplicateKeyError`` when the store refuses the open.
+        """
+        if self._closed:
+            raise RunStateError(
+                "the deck is closing; no new runs", run_id="", status=None, accepted=()
+            )
+        invocable = request.invocable
+        run_id = uuid.uuid4().hex
+        new = NewRun(
+            run_id=run_id,
+            started=RunStarted(
+                name=invocable.name,
+                invocable_kind=invocable.kind,
+                input=request.input,
+                key=request.key,
+                code_digest=invocable.code_digest,
+                deadline=request.deadline,
+            ),
+            session_id=request.session_id,
+            namespace=request.namespace,
+            parent_run_id=request.parent_run_id,
+        )
+        outcome = await self.store.open_run(new, takeover=self._takeover())
+        if (
+            outcome.busy is not None
+            and outcome.busy.status is RunStatus.RUNNING
+            and await self.leases.state(outcome.busy.run_id) is LeaseState.LAPSED
+        ):
+            outcome = await self.store.open_run(
+                new, takeover=self._takeover(dead=frozenset({outcome.busy.run_id}))
+            )
+        if outcome.stepped_over is not None:
+            await self._close_abandoned(
+                outcome.stepped_over.run_id,
+                ErrorCode.CANCELLED_HARD,
+                f"taken over by run {run_id}",
+            )
+        if outcome.busy is not None:
+            raise SessionBusyError(
+                session_id=request.session_id or "",
+                holder_run_id=outcome.busy.run_id,
+                holder_status=outcome.busy.status,
+                run_id=run_id,
+            )
+        if outcome.key_holder is not None:
+            raise DuplicateKeyError(
+                namespace=request.namespace,
+                key=request.key or "",
+                holder_run_id=outcome.key_holder.run_id,
+            )
+        assert outcome.event is not None
+        self.observers.publish([outcome.event])
+        self._launch(
+            run_id,
+            Invocation(
+                run_id=run_id,
+                invocable=invocable,
+                input=request.input,
+                entry=Entry.FRESH,
+                context=request.context,
+                session_id=request.session_id,
+                namespace=request.namespace,
+                parent_run_id=request.parent_run_id,
+                history=(outcome.event,),
+            ),
+            request.budget,
+        )
+        record = await self.store.get_run(run_id)
+        assert record is not None
+        return record, True
+
+    def _takeover(self, dead: frozenset[str] = frozenset()) -> Takeover:
+        stale_before = self.clock.now() - timedelta(seconds=self.config.stale_run_after)
+        return Takeover(stale_before=stale_before, dead_run_ids=dead)
+
+    # ------------------------------------------------------------------------------- playing
+
+    def _launch(self, run_id: str, invocation: Invocation, budget: Budget | None = None) -> None:
+        invocation.checkpoint = self._checkpointer(run_id)
+        invocation.state = _StateArea(self.store, run_id)
+        invocation.clock = self.clock
+        invocation.invoke_child = self._child_invoker(invocation)
+        if budget is not None:
+            self._budgets[run_id] = budget
+        budget = self._budgets.get(run_id)
+        task = asyncio.create_task(self._play(invocation, budget), name=f"run:{run_id}")
+        self._playing[run_id] = _Playing(task=task, context=invocation.context, budget=budget)
+        task.add_done_callback(lambda _t: self._playing.pop(run_id, None))
+
+    async def _play(self, invocation: Invocation, budget: Budget | None = None) -> None:
+        run_id = invocation.run_id
+        used = Usage()
+        engine = self.engines[invocation.invocable.engine]
+        leased = await self.leases.acquire(run_id, self.owner, self.config.lease_ttl)
+        renewer = asyncio.create_task(self._renew(run_id)) if leased else None
+        ending: Payload | None = None
+        stream = engine.play(invocation)
+        try:
+            async for payload in self._with_deadline(stream, invocation):
+                await self.append(run_id, [payload])
+                if payload.kind in TERMINAL_OR_SUSPENDING:
+                    ending = payload
+                    break
+                if budget is not None and isinstance(payload, UsageReported):
+                    used = used + payload.usage
+                    over = budget.exceeded_by(used)
+                    if over is not None:
+                        ending = RunFailed(
+                            error_code=ErrorCode.BUDGET_EXCEEDED, message=over, retryable=False
+                        )
+                        await self.append(run_id, [ending], expect=(RunStatus.RUNNING,))
+                        break
+            if ending is None:
+                await self.append_failure(
+                    run_id,
+                    ErrorCode.ENGINE_ERROR,
+                    f"engine {engine.name!r} stopped without finishing the run",
+                )
+        except _DeadlinePassed:
+            await self.append_failure(run_id, ErrorCode.DEADLINE, "the run's deadline passed")
+        except asyncio.CancelledError:
+            await self._record_cut(run_id)
+            raise
+        except AgentDeckError as exc:
+            log.warning("run %s failed: %s", run_id, exc)
+            await self.append_failure(run_id, ErrorCode.ENGINE_ERROR, type(exc).__name__)
+        except Exception as exc:
+            # The exception's text is not recorded: it may carry anything the engine saw.
+            log.exception("run %s: engine %r raised", run_id, engine.name)
+            await self.append_failure(run_id, ErrorCode.ENGINE_ERROR, type(exc).__name__)
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.aclose()  # type: ignore[attr-defined]
+            if renewer is not None:
+                renewer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await renewer
+            with contextlib.suppress(Exception):
+                await self.leases.release(run_id, self.owner)
+        if ending is not None and ending.kind in SUSPENDING:
+            if not engine.capabilities.durable_suspend:
+                self._parked[run_id] = _Parked(context=invocation.context)
+            await self._act_on_parked(run_id, invocation.context)
+        elif ending is not None:
+            self._parked.pop(run_id, None)
+            self._budgets.pop(run_id, None)
+            with contextlib.suppress(AgentDeckError):
+                await self.control.forget([run_id])
+            if ending.kind == "run.cancelled":
+                await self._cascade_cancel(run_id, "parent run cancelled")
+
+    async def _with_deadline(
+        self, stream: AsyncIterator[Payload], invocation: Invocation
+    ) -> AsyncIterator[Payload]:
+        started = invocation.history[0].payload if invocation.history else None
+        deadline = started.deadline if isinstance(started, RunStarted) else None
+        if deadline is None:
+            async for payload in stream:
+                yield payload
+            return
+        while True:
+            remaining = (deadline - self.clock.now()).total_seconds()
+            if remaining <= 0:
+                raise _DeadlinePassed
+            try:
+                payload = await asyncio.wait_for(anext(stream), timeout=remaining)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise _DeadlinePassed from None
+            yield payload
+
+    async def _renew(self, run_id: str) -> None:
+        while True:
+            await self.clock.sleep(self.config.lease_renew_every)
+            try:
+                if not await self.leases.renew(run_id, self.owner, self.config.lease_ttl):
+                    log.warning("run %s lost its lease", run_id)
+                    return
+            except AgentDeckError:
+                log.warning("run %s: lease renewal failed", run_id, exc_info=True)
+
+    async def _record_cut(self, run_id: str) -> None:
+        """The play task was cancelled (the consumer walked away, or the deck closed)."""
+        with contextlib.suppress(AgentDeckError):
+            await self.append(
+                run_id,
+                [RunCancelled(reason="the run's caller went away")],
+                expect=(RunStatus.RUNNING,),
+            )
+
+    def _checkpointer(self, run_id: str) -> Any:
+        async def checkpoint(point: SafePoint) -> ControlDirective | None:
+            signals = await self.control.pending(run_id)
+            for signal in signals:
+                if signal.verb not in (ControlVerb.CANCEL, ControlVerb.PAUSE):
+                    continue
+                taken = await self.control.take(run_id, signal.verb)
+                if taken is None:
+                    continue
+                return ControlDirective(
+                    verb=taken.verb,
+                    payloads=_control_payloads(taken.verb, taken.reason, point),
+                )
+            return None
+
+        return checkpoint
+
+    def _child_invoker(self, parent: Invocation) -> Any:
+        async def invoke_child(name: str, input: list[ContentBlock], **options: Any) -> str:
+            invocable = self.invocables.get(name)
+            if invocable is None:
+                raise NotFoundError(
+                    f"no agent or workflow named {name!r}; available: "
+                    + ", ".join(sorted(self.invocables)),
+                    what="invocable",
+                    name=name,
+                    available=sorted(self.invocables),
+                )
+            record, _ = await self.start(
+                StartRequest(
+                    invocable=invocable,
+                    input=input,
+                    context=options.get("context", parent.context),
+                    namespace=parent.namespace,
+                    parent_run_id=parent.run_id,
+                    key=options.get("key"),
+                )
+            )
+            return record.run_id
+
+        return invoke_child
+
+    # ------------------------------------------------------------------------------- appending
+
+    async def append(
+        self,
+        run_id: str,
+        payloads: Sequence[Payload],
+        *,
+        expect: Sequence[RunStatus] | None = None,
+        expect_seq: int | None = None,
+    ) -> list[Event]:
+        """Persist, then fan out to observers. Followers are woken by the append itself."""
+        events = await self.store.append(run_id, payloads, expect=expect, expect_seq=expect_seq)
+        self.observers.publish(events)
+        return events
+
+    async def append_failure(self, run_id: str, code: ErrorCode, message: str) -> None:
+        with contextlib.suppress(RunStateError):
+            await self.append(
+                run_id,
+                [RunFailed(error_code=code, message=message, retryable=False)],
+                expect=(RunStatus.RUNNING,),
+            )
+
+    async def _close_abandoned(self, run_id: str, code: ErrorCode, message: str) -> None:
+        """Close a run whose worker is gone, in its own name. Losing the race is fine."""
+        with contextlib.suppress(RunStateError, NotFoundError):
+            await self.append(
+                run_id,
+                [RunFailed(error_code=code, message=message, retryable=True)],
+                expect=(RunStatus.RUNNING,),
+            )
+
+    # ------------------------------------------------------------------------------- control
+
+    async def request_control(self, run_id: str, verb: ControlVerb, reason: str | None) -> bool:
+        """Record a pause or cancel; act at once if the run is (or just became) suspended."""
+        record = await self._record(run_id)
+        if record.status in TERMINAL:
+            return True
+        if verb is ControlVerb.PAUSE and record.status is RunStatus.PAUSED:
+            return True
+        await self.control.request(run_id, verb, reason)
+        if verb is ControlVerb.CANCEL:
+            await self._act_on_parked(run_id, None)
+            await self._cascade_cancel(run_id, reason or "parent run cancelled")
+        return True
+
+    async def _act_on_parked(self, run_id: str, context: Any) -> None:
+        """A cancel pending on a suspended run ends it now (no safe point needed)."""
+        record = await self.store.get_run(run_id)
+        if record is None or record.status not in SUSPENDED:
+            return
+        signals = await self.control.pending(run_id)
+        if not any(s.verb is ControlVerb.CANCEL for s in signals):
+            return
+        taken = await self.control.take(run_id, ControlVerb.CANCEL)
+        if taken is None:
+            return
+        try:
+            await self.append(
+                run_id,
+                _control_payloads(ControlVerb.CANCEL, taken.reason, SafePoint.SUSPENDED),
+                expect=tuple(SUSPENDED),
+            )
+        except RunStateError:
+            # It was resumed in between; the player acts on the cancel at its next safe point.
+            await self.control.request(run_id, ControlVerb.CANCEL, taken.reason)
+            return
+        self._parked.pop(run_id, None)
+        await self.control.forget([run_id])
+
+    async def _cascade_cancel(self, run_id: str, reason: str) -> None:
+        page = await self.store.list_runs(
+            RunQuery(all_namespaces=True, parent_run_id=run_id, limit=1000)
+        )
+        for child in page.runs:
+            if child.status not in TERMINAL:
+                await self.request_control(child.run_id, ControlVerb.CANCEL, reason)
+
+    async def resume(self, run_id: str, *, context: Any = None, reason: str = "resumed") -> bool:
+        """Continue a paused run (conditional ``run.resumed``); returns whether this call won.
+
+        On a waiting run it lifts a pending pause, and otherwise refuses (answer it instead).
+        A pending pause on a running run is withdrawn; a pending cancel on a paused run ends it.
+        """
+        record = await self._record(run_id)
+        if record.status in TERMINAL:
+            return False
+        if record.status is RunStatus.RUNNING:
+            await self.control.withdraw(run_id, ControlVerb.PAUSE)
+            return False
+        if record.status is RunStatus.WAITING_ANSWER:
+            if await self.control.withdraw(run_id, ControlVerb.PAUSE):
+                return False
+            raise RunStateError(
+                f"run '{run_id}' is waiting for an answer; continue it with run.answer(...)",
+                run_id=run_id,
+                status=record.status,
+                accepted=(RunStatus.PAUSED,),
+                hint="answer",
+            )
+        await self.control.withdraw(run_id, ControlVerb.PAUSE)
+        if any(s.verb is ControlVerb.CANCEL for s in await self.control.pending(run_id)):
+            await self._act_on_parked(run_id, context)
+            return False
+        return await self._continue(
+            run_id, [RunResumed(reason=reason)], entry=Entry.AFTER_PAUSE, context=context
+        )
+
+    async def answer(
+        self,
+        run_id: str,
+        interrupt_id: str,
+        value: Any,
+        *,
+        context: Any = None,
+        last: bool,
+        expect_seq: int,
+    ) -> bool:
+        """Record an accepted answer; when it closes the last open question, continue the run."""
+        payloads: list[Payload] = [AnswerRecorded(interrupt_id=interrupt_id, value=value)]
+        if not last:
+            await self.append(
+                run_id, payloads, expect=(RunStatus.WAITING_ANSWER,), expect_seq=expect_seq
+            )
+            return True
+        payloads.append(RunResumed(reason="answered", interrupt_id=interrupt_id))
+        return await self._continue(
+            run_id, payloads, entry=Entry.ANSWERED, context=context, expect_seq=expect_seq
+        )
+
+    async def _continue(
+        self,
+        run_id: str,
+        payloads: list[Payload],
+        *,
+        entry: Entry,
+        context: Any,
+        expect_seq: int | None = None,
+    ) -> bool:
+        history = await self.store.read(run_id)
+        started = history[0].payload if history else None
+        if not isinstance(started, RunStarted):
+            raise NotFoundError(f"run '{run_id}' has no log", what="run", name=run_id)
+        invocable = self.invocables.get(started.name)
+        if invocable is None:
+            raise ReplayError(
+                f"run '{run_id}' was started from {started.name!r}, which this deck does not "
+                "have, so it cannot be continued here",
+                run_id=run_id,
+                reason="unknown_invocable",
+            )
+        engine = self.engines[invocable.engine]
+        parked = self._parked.get(run_id)
+        if not engine.capabilities.durable_suspend and parked is None:
+            raise ReplayError(
+                f"run '{run_id}' was parked in memory by engine {engine.name!r} in a process "
+                "that no longer holds it; this engine cannot continue a run from durable state",
+                run_id=run_id,
+                reason="parked_in_memory",
+            )
+        if (
+            invocable.code_digest is not None
+            and started.code_digest is not None
+            and invocable.code_digest != started.code_digest
+        ):
+            raise ReplayError(
+                f"run '{run_id}' started with different code for {started.name!r} than this "
+                "deck has; replaying it against changed code could repeat or skip its steps",
+                run_id=run_id,
+                reason="code_changed",
+            )
+        events = await self.append(run_id, payloads, expect=tuple(SUSPENDED), expect_seq=expect_seq)
+        if parked is not None and context is None:
+            context = parked.context
+        self._parked.pop(run_id, None)
+        full = [*history, *events]
+        answers: dict[str, Any] = {}
+        for event in full:
+            if isinstance(event.payload, AnswerRecorded):
+                answers.setdefault(event.payload.interrupt_id, event.payload.value)
+        first = full[0]
+        self._launch(
+            run_id,
+            Invocation(
+                run_id=run_id,
+                invocable=invocable,
+                input=list(started.input),
+                entry=entry,
+                context=context,
+                session_id=first.session_id,
+                namespace=first.namespace,
+                parent_run_id=first.parent_run_id,
+                answers=answers,
+                history=tuple(full),
+            ),
+        )
+        return True
+
+    # ------------------------------------------------------------------------------- liveness
+
+    async def sweep_once(self) -> None:
+        """Close runs whose leases lapsed and wake paused runs whose timer is due."""
+        for run_id in await self.leases.lapsed():
+            if run_id in self._playing:
+                continue
+            record = await self.store.get_run(run_id)
+            if record is not None and record.status is RunStatus.RUNNING:
+                await self._close_abandoned(
+                    run_id, ErrorCode.LEASE_EXPIRED, "the worker playing this run stopped renewing"
+                )
+        due = await self.store.list_runs(
+            RunQuery(
+                all_namespaces=True,
+                status=RunStatus.PAUSED,
+                wake_before=self.clock.now(),
+                limit=100,
+            )
+        )
+        for record in due.runs:
+            with contextlib.suppress(RunStateError, ReplayError):
+                await self.resume(record.run_id, reason="timer")
+
+    async def sweep_forever(self) -> None:
+        while True:
+            await self.clock.sleep(self.config.sweep_interval)
+            try:
+                await self.sweep_once()
+            except Exception:
+                log.exception("sweep failed")
+
+    # ------------------------------------------------------------------------------- reading
+
+    async def _record(self, run_id: str) -> RunRecord:
+        record = await self.store.get_run(run_id)
+        if record is None:
+            raise NotFoundError(f"no run with id '{run_id}'", what="run", name=run_id)
+        return record
+
+    def context_of(self, run_id: str) -> Any:
+        playing = self._playing.get(run_id)
+        if playing is not None:
+            return playing.context
+        parked = self._parked.get(run_id)
+        return parked.context if parked is not None else None
+
+    async def wait_played(self, run_id: str) -> None:
+        """Wait until this process stops playing ``run_id`` (returns at once if it is not)."""
+        playing = self._playing.get(run_id)
+        if playing is not None:
+            await asyncio.shield(playing.task)
+
+
+TERMINAL_OR_SUSPENDING = frozenset(
+    {"run.completed", "run.failed", "run.cancelled", "run.paused", "run.interrupted"}
+)
+SUSPENDING = frozenset({"run.paused", "run.interrupted"})
+
+
+class _DeadlinePassed(Exception):
+    pass
+
+
+def _control_payloads(
+    verb: ControlVerb, reason: str | None, point: SafePoint
+) -> tuple[Payload, ...]:
+    ending: Payload = (
+        RunCancelled(reason=reason) if verb is ControlVerb.CANCEL else RunPaused(reason=reason)
+    )
+    return (
+        ControlRequested(verb=verb, reason=reason),
+        ControlObserved(verb=verb, safe_point=point),
+        ending,
+    )

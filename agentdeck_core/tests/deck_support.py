@@ -1,0 +1,44 @@
+"""Shared helpers for the Deck tests: a plugin host with the memory backends and the scripted
+(model-free) engine, and a deck factory on a manual clock. Loaded by path (importlib mode)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import agentdeck
+from agentdeck import Deck, ManualClock
+from agentdeck.hookspecs import RegisterNamed
+from agentdeck.memory import plugin as memory_plugin
+from agentdeck.plugins import PluginHost
+from agentdeck.settings import Settings
+from agentdeck.testing import ScriptedEngine
+
+
+class ScriptedEnginePlugin:
+    @agentdeck.hookimpl
+    def agentdeck_register_engines(self, register: RegisterNamed) -> None:
+        register("scripted", ScriptedEngine)
+
+
+def host(*extra: object) -> PluginHost:
+    return PluginHost.from_plugins(
+        ("memory", memory_plugin), ("scripted", ScriptedEnginePlugin()), *extra
+    )
+
+
+def deck(
+    workflows: Iterable[object] = (),
+    *,
+    clock: ManualClock | None = None,
+    env: dict[str, str] | None = None,
+    **options: Any,
+) -> Deck:
+    return Deck(
+        workflows=workflows,
+        settings=Settings(env=env or {}),
+        plugins=options.pop("plugins", None) or host(),
+        clock=clock or ManualClock(),
+        observers=options.pop("observers", ()),
+        **options,
+    )
