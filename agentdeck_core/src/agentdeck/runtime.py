@@ -22,6 +22,7 @@ import logging
 import os
 import socket
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -73,7 +74,7 @@ from agentdeck.ports import (
 )
 from agentdeck.status import SUSPENDED, TERMINAL, RunStatus
 
-__all__ = ["Budget", "Runtime", "RuntimeConfig", "StartRequest"]
+__all__ = ["Budget", "NonDurableStoreWarning", "Runtime", "RuntimeConfig", "StartRequest"]
 
 log = logging.getLogger("agentdeck.runtime")
 
@@ -190,6 +191,7 @@ class Runtime:
         # Budgets live with the process that started the run (a continuation elsewhere has none).
         self._budgets: dict[str, Budget] = {}
         self._closed = False
+        self._warned_not_durable = False
 
     # ------------------------------------------------------------------------------- lifecycle
 
@@ -235,20 +237,21 @@ class Runtime:
             parent_run_id=request.parent_run_id,
         )
         outcome = await self.store.open_run(new, takeover=self._takeover())
+        dead: frozenset[str] = frozenset()
         if (
             outcome.busy is not None
             and outcome.busy.status is RunStatus.RUNNING
             and await self.leases.state(outcome.busy.run_id) is LeaseState.LAPSED
         ):
-            outcome = await self.store.open_run(
-                new, takeover=self._takeover(dead=frozenset({outcome.busy.run_id}))
-            )
+            dead = frozenset({outcome.busy.run_id})
+            outcome = await self.store.open_run(new, takeover=self._takeover(dead=dead))
         if outcome.stepped_over is not None:
-            await self._close_abandoned(
-                outcome.stepped_over.run_id,
-                ErrorCode.CANCELLED_HARD,
-                f"taken over by run {run_id}",
-            )
+            displaced = outcome.stepped_over.run_id
+            if displaced in dead:
+                code, why = ErrorCode.LEASE_EXPIRED, "its worker stopped renewing its lease"
+            else:
+                code, why = ErrorCode.CANCELLED_HARD, "it went quiet past the stale-run window"
+            await self._close_abandoned(displaced, code, f"{why}; taken over by run {run_id}")
         if outcome.busy is not None:
             raise SessionBusyError(
                 session_id=request.session_id or "",
@@ -355,6 +358,9 @@ class Runtime:
             if not engine.capabilities.durable_suspend:
                 self._parked[run_id] = _Parked(context=invocation.context)
             await self._act_on_parked(run_id, invocation.context)
+            # Under -W error the warning raises; the run is parked either way.
+            with contextlib.suppress(NonDurableStoreWarning):
+                self._warn_if_not_durable(run_id)
         elif ending is not None:
             self._parked.pop(run_id, None)
             self._budgets.pop(run_id, None)
@@ -362,6 +368,20 @@ class Runtime:
                 await self.control.forget([run_id])
             if ending.kind == "run.cancelled":
                 await self._cascade_cancel(run_id, "parent run cancelled")
+
+    def _warn_if_not_durable(self, run_id: str) -> None:
+        """Say once, loudly, that parked runs will not outlive this process."""
+        if self.store.durable or self._warned_not_durable:
+            return
+        self._warned_not_durable = True
+        warnings.warn(
+            f"run {run_id} is parked on the non-durable event store {self.store.url!r}: it and "
+            "every other parked run are lost when this process exits. Set AGENTDECK_STATE to a "
+            "durable store (sqlite:///..., postgresql://..., redis://...) to keep them.",
+            NonDurableStoreWarning,
+            stacklevel=2,
+        )
+        log.warning("parked runs on %s will not survive this process", self.store.url)
 
     async def _with_deadline(
         self, stream: AsyncIterator[Payload], invocation: Invocation
@@ -706,6 +726,10 @@ SUSPENDING = frozenset({"run.paused", "run.interrupted"})
 
 class _DeadlinePassed(Exception):
     pass
+
+
+class NonDurableStoreWarning(UserWarning):
+    """A run parked on a store that will not outlive the process."""
 
 
 def _control_payloads(
