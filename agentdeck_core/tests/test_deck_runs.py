@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import sys
 from datetime import timedelta
@@ -430,13 +431,30 @@ async def test_a_usage_budget_ends_the_run_with_budget_exceeded(deck: Deck) -> N
 
 
 async def test_an_inline_block_over_the_cap_is_refused_before_anything_is_recorded() -> None:
-    from agentdeck import ContentTooLargeError, INLINE_CAP_BYTES
+    from agentdeck import INLINE_CAP_BYTES, ContentTooLargeError
 
     agentish = Script("agentish", [Complete(echo_input=True)], kind="agent")
     async with support.deck([agentish]) as deck:
-        huge = {"type": "image", "media_type": "image/png", "data_b64": "A" * (INLINE_CAP_BYTES * 2)}
+        huge = {
+            "type": "image",
+            "media_type": "image/png",
+            "data_b64": "A" * (INLINE_CAP_BYTES * 2),
+        }
         with pytest.raises(ContentTooLargeError):
             await deck.run("agentish", [huge])
         assert await deck.runs.list() == []
         result = await deck.run("agentish", "hello")
         assert result.output == "hello" and result.run_id
+
+
+async def test_answer_racing_cancel_has_exactly_one_terminal_outcome(deck: Deck) -> None:
+    for _ in range(20):
+        parked = await deck.run("approve")
+        run = await deck.runs.get(parked.run_id)
+        await asyncio.gather(run.answer("yes"), run.cancel("too late"), return_exceptions=True)
+        with contextlib.suppress(RunFailedError):
+            await run
+        log = [e async for e in run.events()]
+        terminal = [e.kind for e in log if e.kind in {"run.completed", "run.cancelled"}]
+        assert len(terminal) == 1, kinds(log)
+        assert log[-1].kind == terminal[0]
