@@ -1,35 +1,49 @@
-"""``python -m agentdeck.demo``: the main job, offline, on the embedded default store.
+"""``python -m agentdeck.demo``: the main job, offline, on the embedded default.
 
-It goes through exactly what a deployment uses: settings choose the event store by URL
-(``AGENTDECK_EVENTS``, default ``memory://``), the plugin host builds it from whichever installed
-plugin offers that scheme, and a follower reads the run back while it is written — woken by each
-append, not by polling. The run parks on a question, is answered, and completes; every event is
-printed as it arrives and the folded status is printed at the end.
+A refund-approval ``@workflow`` runs on a ``Deck`` with nothing but the core installed: the
+native engine plays the body, the event log lives where the settings say (``AGENTDECK_STATE``,
+default ``memory://``), and every event is printed as it is recorded. The run parks on a question
+for a person; the demo answers it the way an operator would (through ``deck.runs.get``), and the
+run completes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-import uuid
+import warnings
+from typing import Any
 
-from agentdeck.content import DataBlock, TextBlock
-from agentdeck.events import (
-    AnswerRecorded,
-    Event,
-    MessageCompleted,
-    Report,
-    RunCompleted,
-    RunInterrupted,
-    RunResumed,
-    RunStarted,
-    TextDelta,
-    Usage,
-)
-from agentdeck.plugins import default_host
-from agentdeck.ports import BackendRequest, NewRun
+from agentdeck import Deck, Event, RunStatus, WorkflowCtx, workflow
+from agentdeck.runtime import NonDurableStoreWarning
 from agentdeck.settings import Settings
-from agentdeck.status import RunStatus, fold
+
+
+class Shop:
+    """The application's own environment: it reaches the body as ``ctx.data``, never the log."""
+
+    def __init__(self) -> None:
+        self.orders = {"A-1003": {"amount": 42.0, "customer": "sagi"}}
+        self.refunded: list[str] = []
+
+    def refund(self, order_id: str) -> str:
+        self.refunded.append(order_id)
+        return f"refund-{order_id}"
+
+
+@workflow
+async def refund_approval(order_id: str, ctx: WorkflowCtx[Shop]) -> dict[str, Any]:
+    """Look an order up, ask a person to approve the refund, then issue it."""
+    order = await ctx.step("look up order", lambda: ctx.data.orders[order_id])
+    await ctx.report("order found", amount=order["amount"])
+    decision = await ctx.ask(
+        {"question": f"Refund {order['amount']:.2f} to {order['customer']}?"},
+        options=["approve", "reject"],
+    )
+    if decision != "approve":
+        return {"order_id": order_id, "refunded": False}
+    receipt = await ctx.step("issue refund", lambda: ctx.data.refund(order_id))
+    return {"order_id": order_id, "refunded": True, "receipt": receipt}
 
 
 def _line(event: Event) -> str:
@@ -39,66 +53,27 @@ def _line(event: Event) -> str:
 
 async def main() -> int:
     settings = Settings.load()
-    store = default_host().event_store(BackendRequest(settings.events_url, settings=settings))
-    await store.open()
-    try:
-        run_id = uuid.uuid4().hex
-        opened = await store.open_run(
-            NewRun(
-                run_id=run_id,
-                started=RunStarted(
-                    name="refund_approval",
-                    invocable_kind="workflow",
-                    input=[DataBlock(data={"order_id": "A-1003"})],
-                    key="order-A-1003",
-                ),
-                session_id="demo",
-            )
-        )
-        assert opened.opened
-        print(f"store: {settings.events_url}   run: {run_id}")
-
-        async def follow() -> None:
-            async for event in store.follow(run_id):
-                print(_line(event))
-
-        follower = asyncio.create_task(follow())
-        await store.append(run_id, [Report(message="checking the order", fields={"amount": 42})])
-        await store.append(
-            run_id,
-            [
-                RunInterrupted(
-                    interrupt_id="q0", payload={"question": "Refund 42.00 for order A-1003?"}
-                )
-            ],
-        )
-        parked = fold(await store.read(run_id))
-        assert parked.status is RunStatus.WAITING_ANSWER and parked.pending is not None
-        await store.append(
-            run_id,
-            [
-                AnswerRecorded(interrupt_id="q0", value="yes"),
-                RunResumed(reason="answered", interrupt_id="q0"),
-            ],
-            expect=(RunStatus.WAITING_ANSWER,),
-        )
-        for token in ("Refund ", "approved ", "and issued."):
-            await store.append(run_id, [TextDelta(message_id="m1", text=token)])
-        await store.append(
-            run_id,
-            [
-                MessageCompleted(message_id="m1", text="Refund approved and issued."),
-                RunCompleted(output=[TextBlock(text="Refund approved and issued.")], usage=Usage()),
-            ],
-        )
-        await follower
-        record = await store.get_run(run_id)
-        assert record is not None
-        print(f"status: {record.status.value} (folded from {record.last_seq + 1} events)")
-        return 0 if record.status is RunStatus.COMPLETED else 1
-    finally:
-        await store.close()
+    shop = Shop()
+    async with Deck(workflows=[refund_approval], context=Shop, settings=settings) as deck:
+        print(f"store: {settings.events_url}")
+        run_id, last_seq = "", -1
+        async for event in deck.stream("refund_approval", {"order_id": "A-1003"}, context=shop):
+            run_id, last_seq = event.run_id, event.seq
+            print(_line(event))
+        run = await deck.runs.get(run_id)
+        pending = await run.pending()
+        assert pending is not None
+        print(f"--- parked: {pending.payload['question']} -> answering 'approve'")
+        await run.answer("approve")
+        async for event in run.events(from_seq=last_seq + 1, follow=True):
+            print(_line(event))
+        result = await run
+        status = await run.status()
+        print(f"status: {status.value}   result: {result}   refunded: {shop.refunded}")
+        return 0 if status is RunStatus.COMPLETED else 1
 
 
 if __name__ == "__main__":
+    # The demo parks on the in-memory store on purpose; the warning is for real deployments.
+    warnings.simplefilter("ignore", NonDurableStoreWarning)
     sys.exit(asyncio.run(main()))

@@ -538,9 +538,11 @@ class Engine(ABC):
 
     :meth:`play` yields payloads for one run and ends with exactly one terminal or suspending
     payload (``run.completed``/``run.failed``/``run.cancelled``/``run.paused``/
-    ``run.interrupted``), or raises. It never yields ``run.started`` or ``run.resumed`` (the
-    runtime writes those). The runtime persists each payload, fans it out to observers, and only
-    then asks for the next, so an engine is never ahead of its own log.
+    ``run.interrupted``), or raises. A run that parks on several questions at once ends with
+    consecutive ``run.interrupted`` payloads, one per question, all of which the runtime records.
+    It never yields ``run.started`` or ``run.resumed`` (the runtime writes those). The runtime
+    persists each payload, fans it out to observers, and only then asks for the next, so an
+    engine is never ahead of its own log.
     """
 
     name: ClassVar[str]

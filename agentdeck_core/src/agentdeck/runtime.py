@@ -35,7 +35,9 @@ from agentdeck.errors import (
     DuplicateKeyError,
     NotFoundError,
     ReplayError,
+    RunFailedError,
     RunStateError,
+    RunSuspendedError,
     SessionBusyError,
 )
 from agentdeck.events import (
@@ -47,6 +49,7 @@ from agentdeck.events import (
     Event,
     Payload,
     RunCancelled,
+    RunCompleted,
     RunFailed,
     RunPaused,
     RunResumed,
@@ -72,6 +75,7 @@ from agentdeck.ports import (
     RunRecord,
     Takeover,
 )
+from agentdeck.results import agent_output, workflow_output
 from agentdeck.status import SUSPENDED, TERMINAL, RunStatus
 
 __all__ = ["Budget", "NonDurableStoreWarning", "Runtime", "RuntimeConfig", "StartRequest"]
@@ -188,8 +192,10 @@ class Runtime:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._playing: dict[str, _Playing] = {}
         self._parked: dict[str, _Parked] = {}
-        # Budgets live with the process that started the run (a continuation elsewhere has none).
+        # Budgets and contexts live with the process that started the run: a continuation in
+        # this process reuses them, one elsewhere has none (a context is never written anywhere).
         self._budgets: dict[str, Budget] = {}
+        self._contexts: dict[str, Any] = {}
         self._closed = False
         self._warned_not_durable = False
 
@@ -299,6 +305,8 @@ class Runtime:
         invocation.invoke_child = self._child_invoker(invocation)
         if budget is not None:
             self._budgets[run_id] = budget
+        if invocation.context is not None:
+            self._contexts[run_id] = invocation.context
         budget = self._budgets.get(run_id)
         task = asyncio.create_task(self._play(invocation, budget), name=f"run:{run_id}")
         self._playing[run_id] = _Playing(task=task, context=invocation.context, budget=budget)
@@ -314,7 +322,12 @@ class Runtime:
         stream = engine.play(invocation)
         try:
             async for payload in self._with_deadline(stream, invocation):
+                if ending is not None and payload.kind != "run.interrupted":
+                    break  # after a suspension only further open questions may follow
                 await self.append(run_id, [payload])
+                if payload.kind == "run.interrupted":
+                    ending = payload  # several questions may open together: keep reading
+                    continue
                 if payload.kind in TERMINAL_OR_SUSPENDING:
                     ending = payload
                     break
@@ -362,12 +375,13 @@ class Runtime:
             with contextlib.suppress(NonDurableStoreWarning):
                 self._warn_if_not_durable(run_id)
         elif ending is not None:
-            self._parked.pop(run_id, None)
-            self._budgets.pop(run_id, None)
+            self._forget(run_id)
             with contextlib.suppress(AgentDeckError):
                 await self.control.forget([run_id])
             if ending.kind == "run.cancelled":
                 await self._cascade_cancel(run_id, "parent run cancelled")
+            if invocation.parent_run_id is not None:
+                await self._wake_parent(invocation.parent_run_id, run_id)
 
     def _warn_if_not_durable(self, run_id: str) -> None:
         """Say once, loudly, that parked runs will not outlive this process."""
@@ -441,7 +455,17 @@ class Runtime:
         return checkpoint
 
     def _child_invoker(self, parent: Invocation) -> Any:
-        async def invoke_child(name: str, input: list[ContentBlock], **options: Any) -> str:
+        """``invoke_child(name, input, *, key=None) -> result`` for the engine playing ``parent``.
+
+        Starts ``name`` as a child run (the parent's namespace and context, ``parent_run_id``
+        set) and returns its result as JSON data: a workflow's return value, an agent's final
+        text or structured output. A ``key`` already claimed attaches to the run holding it, so a
+        replay after a crash finds the same child instead of starting another. A child that fails
+        or is cancelled raises ``RunFailedError``; one that parks raises ``RunSuspendedError`` —
+        the parent then parks too, and is resumed here when the child ends.
+        """
+
+        async def invoke_child(name: str, input: Any = None, *, key: str | None = None) -> Any:
             invocable = self.invocables.get(name)
             if invocable is None:
                 raise NotFoundError(
@@ -451,19 +475,67 @@ class Runtime:
                     name=name,
                     available=sorted(self.invocables),
                 )
-            record, _ = await self.start(
-                StartRequest(
-                    invocable=invocable,
-                    input=input,
-                    context=options.get("context", parent.context),
-                    namespace=parent.namespace,
-                    parent_run_id=parent.run_id,
-                    key=options.get("key"),
+            blocks = self.engines[invocable.engine].prepare_input(invocable, input)
+            try:
+                record, _ = await self.start(
+                    StartRequest(
+                        invocable=invocable,
+                        input=blocks,
+                        context=parent.context,
+                        namespace=parent.namespace,
+                        parent_run_id=parent.run_id,
+                        key=key,
+                    )
                 )
-            )
-            return record.run_id
+                child_id = record.run_id
+            except DuplicateKeyError as held:
+                child_id = held.holder_run_id
+            return await self.outcome(child_id, kind=invocable.kind)
 
         return invoke_child
+
+    async def outcome(self, run_id: str, *, kind: str) -> Any:
+        """Wait for a run to stop and return its result as JSON data, or raise why it has none."""
+        record = await self._record(run_id)
+        ending: Event | None = None
+        if record.status in TERMINAL or record.status in SUSPENDED:
+            [ending] = await self.store.read(run_id, from_seq=record.last_seq)
+        else:
+            async for event in self.store.follow(run_id, from_seq=record.last_seq):
+                if event.kind in TERMINAL_OR_SUSPENDING:
+                    ending = event
+                    break
+        if ending is None:
+            raise RunStateError(
+                f"run '{run_id}' stopped without a final event", run_id=run_id, status=None
+            )
+        payload = ending.payload
+        if isinstance(payload, RunCompleted):
+            return agent_output(payload) if kind == "agent" else _json_result(payload)
+        if isinstance(payload, RunFailed):
+            raise RunFailedError(
+                run_id=run_id,
+                status=RunStatus.FAILED,
+                error_code=str(payload.error_code),
+                reason=payload.message,
+                where=payload.where,
+            )
+        if isinstance(payload, RunCancelled):
+            raise RunFailedError(run_id=run_id, status=RunStatus.CANCELLED, reason=payload.reason)
+        status = RunStatus.PAUSED if ending.kind == "run.paused" else RunStatus.WAITING_ANSWER
+        raise RunSuspendedError(run_id=run_id, status=status)
+
+    async def _wake_parent(self, parent_run_id: str, child_run_id: str) -> None:
+        """A child ended: a parent paused waiting for it continues (if it still waits)."""
+        parent = await self.store.get_run(parent_run_id)
+        if parent is None or parent.status is not RunStatus.PAUSED:
+            return
+        [last] = await self.store.read(parent_run_id, from_seq=parent.last_seq)
+        reason = last.payload.reason if isinstance(last.payload, RunPaused) else None
+        if reason is None or child_run_id not in reason:
+            return
+        with contextlib.suppress(RunStateError, ReplayError, NotFoundError):
+            await self.resume(parent_run_id, reason=f"child run {child_run_id} ended")
 
     # ------------------------------------------------------------------------------- appending
 
@@ -533,7 +605,7 @@ class Runtime:
             # It was resumed in between; the player acts on the cancel at its next safe point.
             await self.control.request(run_id, ControlVerb.CANCEL, taken.reason)
             return
-        self._parked.pop(run_id, None)
+        self._forget(run_id)
         await self.control.forget([run_id])
 
     async def _cascade_cancel(self, run_id: str, reason: str) -> None:
@@ -638,14 +710,14 @@ class Runtime:
                 reason="code_changed",
             )
         events = await self.append(run_id, payloads, expect=tuple(SUSPENDED), expect_seq=expect_seq)
-        if parked is not None and context is None:
-            context = parked.context
+        if context is None:
+            context = self._contexts.get(run_id)
         self._parked.pop(run_id, None)
         full = [*history, *events]
         answers: dict[str, Any] = {}
         for event in full:
             if isinstance(event.payload, AnswerRecorded):
-                answers.setdefault(event.payload.interrupt_id, event.payload.value)
+                answers[event.payload.interrupt_id] = event.payload.value  # the last one counts
         first = full[0]
         self._launch(
             run_id,
@@ -704,12 +776,18 @@ class Runtime:
             raise NotFoundError(f"no run with id '{run_id}'", what="run", name=run_id)
         return record
 
+    def _forget(self, run_id: str) -> None:
+        """Drop what this process held for a run that has ended."""
+        self._parked.pop(run_id, None)
+        self._budgets.pop(run_id, None)
+        self._contexts.pop(run_id, None)
+
     def context_of(self, run_id: str) -> Any:
+        """The live context this process holds for ``run_id`` (``None`` if it holds none)."""
         playing = self._playing.get(run_id)
-        if playing is not None:
+        if playing is not None and playing.context is not None:
             return playing.context
-        parked = self._parked.get(run_id)
-        return parked.context if parked is not None else None
+        return self._contexts.get(run_id)
 
     async def wait_played(self, run_id: str) -> None:
         """Wait until this process stops playing ``run_id`` (returns at once if it is not)."""
@@ -722,6 +800,14 @@ TERMINAL_OR_SUSPENDING = frozenset(
     {"run.completed", "run.failed", "run.cancelled", "run.paused", "run.interrupted"}
 )
 SUSPENDING = frozenset({"run.paused", "run.interrupted"})
+
+
+def _json_result(completed: RunCompleted) -> Any:
+    """A workflow child's result as JSON data (blocks become their JSON form)."""
+    value = workflow_output(completed)
+    if isinstance(value, list):
+        return [block.model_dump(mode="json") for block in value]
+    return value
 
 
 class _DeadlinePassed(Exception):

@@ -31,7 +31,10 @@ How :func:`drive` mirrors the runtime (the runtime implements the same semantics
    driver closes the engine's iterator and, if the run is still live, records
    ``run.failed(engine_error)`` naming the breached rule.
 4. **After a terminal or suspending payload** the driver asks the engine for one more item: the
-   engine must end there (it may run cleanup code, but yield nothing and raise nothing).
+   engine must end there (it may run cleanup code, but yield nothing and raise nothing). The one
+   exception: a run parking on several questions at once yields them as consecutive
+   ``run.interrupted`` payloads, each checked and recorded like any other, and ends after the
+   last.
 5. **An engine that raises** gets ``run.failed(engine_error)`` recorded for it, whose message is
    ``"engine '<name>' raised <ExceptionType>"``: the exception's text never enters the log. An
    engine that stops without a final payload gets ``run.failed(engine_error)`` too (and that is
@@ -691,27 +694,41 @@ class _Play:
         return event
 
     async def drain(self, iterator: AsyncIterator[Payload], final: str) -> None:
-        """After a final payload the engine must end: ask once more and expect the end."""
-        deadline = asyncio.timeout(_DRAIN_TIMEOUT)
-        try:
-            async with deadline:
-                extra: object = await anext(iterator)
-        except StopAsyncIteration:
+        """After a final payload the engine must end: ask once more and expect the end.
+
+        After ``run.interrupted``, further ``run.interrupted`` payloads are the other questions
+        the run parks on: each is accepted (checked and recorded) before asking again.
+        """
+        while True:
+            deadline = asyncio.timeout(_DRAIN_TIMEOUT)
+            try:
+                async with deadline:
+                    extra: object = await anext(iterator)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                if not deadline.expired():
+                    raise
+                self.violate(
+                    ContractRule.AFTER_FINAL,
+                    f"kept running for {_DRAIN_TIMEOUT}s after its {final} instead of ending",
+                )
+                return
+            except Exception as exc:
+                self.violate(
+                    ContractRule.AFTER_FINAL, f"raised {type(exc).__name__} after its {final}"
+                )
+                return
+            self.yielded.append(extra)
+            if final == RunInterrupted.KIND and isinstance(extra, RunInterrupted):
+                try:
+                    self.accept(extra)
+                except _Stop:
+                    return
+                continue
+            extra_kind = getattr(extra, "kind", type(extra).__name__)
+            self.violate(ContractRule.AFTER_FINAL, f"yielded {extra_kind} after its {final}")
             return
-        except TimeoutError:
-            if not deadline.expired():
-                raise
-            self.violate(
-                ContractRule.AFTER_FINAL,
-                f"kept running for {_DRAIN_TIMEOUT}s after its {final} instead of ending",
-            )
-            return
-        except Exception as exc:
-            self.violate(ContractRule.AFTER_FINAL, f"raised {type(exc).__name__} after its {final}")
-            return
-        self.yielded.append(extra)
-        extra_kind = getattr(extra, "kind", type(extra).__name__)
-        self.violate(ContractRule.AFTER_FINAL, f"yielded {extra_kind} after its {final}")
 
     async def close(self, iterator: AsyncIterator[Payload]) -> None:
         aclose = getattr(iterator, "aclose", None)

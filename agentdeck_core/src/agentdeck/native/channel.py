@@ -1,0 +1,196 @@
+"""The channel between a running ``@workflow`` body and the engine's ``play`` loop.
+
+The body runs as its own task; ``play`` is the async generator the runtime consumes. Every
+operation of the body's context that produces a payload posts a message here and waits, so the
+body is never ahead of the log:
+
+* :class:`Emit` carries a payload to record; the body continues only once the runtime has asked
+  ``play`` for the next item, which it does after persisting this one ("persist before
+  continue").
+* :class:`Park` says the body waits on something that cannot happen during this play (an answer,
+  a wake time, a suspended child run). The body's branch then waits for ever; ``play`` collects
+  parks until the body has settled and ends the play on them.
+* :class:`Fail` and :class:`Diverge` end the play because the body misused its context or
+  replayed differently from its journal; :class:`Finished` and :class:`Crashed` carry the body's
+  own ending.
+
+A control directive does not travel as a message: :meth:`Channel.stop` stores it and wakes the
+loop, which yields the directive's payloads and nothing else from then on (whatever other
+branches had already posted is dropped, as the contract requires).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, NoReturn
+
+from agentdeck.errors import ReplayError
+from agentdeck.events import Payload, RunFailed, RunInterrupted
+from agentdeck.ports import ControlDirective
+
+__all__ = [
+    "Channel",
+    "Crashed",
+    "Diverge",
+    "Emit",
+    "Fail",
+    "Finished",
+    "Message",
+    "Park",
+    "Wake",
+]
+
+
+@dataclass(slots=True)
+class Emit:
+    payload: Payload
+    delivered: asyncio.Future[None]
+
+    def acknowledge(self) -> None:
+        if not self.delivered.done():
+            self.delivered.set_result(None)
+
+
+@dataclass(frozen=True, slots=True)
+class Park:
+    """A branch of the body waits past this play.
+
+    Exactly one of ``interrupt`` (an ask), ``wake_at`` (a sleep) or ``child_run_id`` (an invoked
+    run that suspended) is set; ``order`` keeps parks in the body's own ordinal order.
+    """
+
+    order: int
+    interrupt: RunInterrupted | None = None
+    wake_at: datetime | None = None
+    child_run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """The body misused its context: the engine records this failure, written by the engine."""
+
+    failure: RunFailed
+
+
+@dataclass(frozen=True, slots=True)
+class Diverge:
+    """The body replayed differently from its journal: ``play`` raises ``error``."""
+
+    error: ReplayError
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Crashed:
+    error: BaseException
+    where: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Wake:
+    """Nothing to deliver: look at the channel again (a directive arrived)."""
+
+
+Message = Emit | Park | Fail | Diverge | Finished | Crashed | Wake
+
+
+@dataclass(slots=True)
+class Channel:
+    """One play's mailbox from body to engine, and the flags both sides read."""
+
+    queue: asyncio.Queue[Message] = field(default_factory=asyncio.Queue)
+    directive: ControlDirective | None = None
+    closed: bool = False
+    in_flight: int = 0
+    """Steps and child runs executing now; a play does not park while one is running."""
+    checkpoint_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _held: set[asyncio.Future[None]] = field(default_factory=set)
+
+    @property
+    def stopping(self) -> bool:
+        """The play is ending: the body may not produce anything more."""
+        return self.closed or self.directive is not None
+
+    # -- the body's side ---------------------------------------------------------------------
+
+    async def emit(self, payload: Payload) -> None:
+        """Hand ``payload`` to the runtime and return once it has been recorded."""
+        await self.refuse_if_stopping()
+        delivered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._held.add(delivered)
+        self.queue.put_nowait(Emit(payload, delivered))
+        try:
+            await delivered
+        finally:
+            self._held.discard(delivered)
+
+    async def park(self, park: Park) -> NoReturn:
+        await self.refuse_if_stopping()
+        self.queue.put_nowait(park)
+        await self.hold()
+
+    async def fail(self, failure: RunFailed) -> NoReturn:
+        await self.refuse_if_stopping()
+        self.queue.put_nowait(Fail(failure))
+        await self.hold()
+
+    async def diverge(self, error: ReplayError) -> NoReturn:
+        await self.refuse_if_stopping()
+        self.queue.put_nowait(Diverge(error))
+        await self.hold()
+
+    def stop(self, directive: ControlDirective) -> None:
+        """Record the directive the runtime gave at a safe point and wake the loop."""
+        self.directive = directive
+        self.queue.put_nowait(Wake())
+
+    def finished(self, result: Any) -> None:
+        self.queue.put_nowait(Finished(result))
+
+    def crashed(self, error: BaseException, where: str | None) -> None:
+        self.queue.put_nowait(Crashed(error, where))
+
+    async def refuse_if_stopping(self) -> None:
+        """A branch that keeps going after the play decided to end waits here until it is
+        cancelled; after the play has ended, it is cancelled at once."""
+        if self.closed:
+            raise asyncio.CancelledError
+        if self.directive is not None:
+            await self.hold()
+
+    async def hold(self) -> NoReturn:
+        """Wait until the play ends (which cancels the waiter)."""
+        if self.closed:
+            raise asyncio.CancelledError
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._held.add(waiter)
+        try:
+            await waiter
+        finally:
+            self._held.discard(waiter)
+        raise asyncio.CancelledError  # pragma: no cover - the waiter is only ever cancelled
+
+    # -- the engine's side -------------------------------------------------------------------
+
+    async def next(self) -> Message:
+        return await self.queue.get()
+
+    def poll(self) -> Message | None:
+        try:
+            return self.queue.get_nowait()
+        except asyncio.QueueEmpty:
+            return None
+
+    def close(self) -> None:
+        """The play is over: release every branch still waiting on the channel."""
+        self.closed = True
+        for waiter in list(self._held):
+            waiter.cancel()
+        while self.poll() is not None:
+            pass

@@ -1,0 +1,21 @@
+"""The ``workflow`` engine: the core's native executor for ``@workflow`` bodies, registered like
+any other plugin.
+
+Declared as the entry point ``native = "agentdeck.native.plugin"`` of agentdeck-core, so the
+host loads it through the same path (and the same allow/block switch) as a third-party engine.
+"""
+
+from __future__ import annotations
+
+import agentdeck
+from agentdeck.hookspecs import RegisterNamed
+from agentdeck.native.engine import NativeWorkflowEngine
+
+
+@agentdeck.hookimpl
+def agentdeck_register_engines(register: RegisterNamed) -> None:
+    register(
+        NativeWorkflowEngine.name,
+        NativeWorkflowEngine,
+        description="imperative @workflow bodies; durable replay from the run's log",
+    )
