@@ -40,8 +40,11 @@ PACKAGES: dict[str, str] = {
     "langgraph": "plugins/agentdeck_langgraph",
     "stores": "plugins/agentdeck_stores",
     "langfuse": "plugins/agentdeck_langfuse",
+    "otel": "plugins/agentdeck_otel",
     "http": "plugins/agentdeck_http",
 }
+# Extras a package's own tests need (the Langfuse plugin's sdk_spans tests run the Agents SDK).
+TEST_EXTRAS: dict[str, str] = {"langfuse": "[sdk-spans]"}
 # Packages whose tests also run by default on every interpreter other than REQUIRED_PYTHON.
 CROSS_INTERPRETER_PACKAGES = ("core",)
 
@@ -173,7 +176,7 @@ def _install_everything(session: nox.Session, *extra: str) -> None:
     args: list[str] = ["-e", _path(CORE, "[testing]")]
     for name, directory in PACKAGES.items():
         if name != "core":
-            args += ["-e", _path(directory)]
+            args += ["-e", _path(directory, TEST_EXTRAS.get(name, ""))]
     session.install(*args, *extra)
 
 
@@ -190,7 +193,8 @@ def tests(session: nox.Session, package: str) -> None:
     if package == "core":
         session.install("-e", _path(CORE, "[testing]"))
     else:
-        session.install("-e", _path(directory), "-e", _path(CORE, "[testing]"))
+        extras = TEST_EXTRAS.get(package, "")
+        session.install("-e", _path(directory, extras), "-e", _path(CORE, "[testing]"))
     session.run("pytest", f"{directory}/tests", *session.posargs)
 
 

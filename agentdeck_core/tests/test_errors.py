@@ -22,6 +22,7 @@ from agentdeck.errors import (
     EventSchemaError,
     InvalidInputError,
     NotFoundError,
+    PluginNotInstalledError,
     ReplayError,
     RunFailedError,
     RunStateError,
@@ -107,6 +108,20 @@ CASES: dict[type[AgentDeckError], Case] = {
             "available": ("Greeter", "Booking"),
         },
         ("Greter", "acme", "Greeter, Booking"),
+    ),
+    PluginNotInstalledError: Case(
+        lambda: PluginNotInstalledError(
+            attribute="LangfuseObserver",
+            module="agentdeck.observers",
+            distribution="agentdeck-langfuse",
+        ),
+        {
+            "attribute": "LangfuseObserver",
+            "module": "agentdeck.observers",
+            "distribution": "agentdeck-langfuse",
+            "accepted": ("agentdeck-langfuse",),
+        },
+        ("agentdeck.observers.LangfuseObserver", "pip install agentdeck-langfuse"),
     ),
     RunStateError: Case(
         lambda: RunStateError(

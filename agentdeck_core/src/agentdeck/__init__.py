@@ -6,6 +6,7 @@ Plugins implement hooks marked with :data:`hookimpl`.
 
 from __future__ import annotations
 
+from agentdeck import views
 from agentdeck.agents import Agent
 from agentdeck.clock import Clock, ManualClock, SystemClock
 from agentdeck.content import (
@@ -30,6 +31,7 @@ from agentdeck.errors import (
     EventSchemaError,
     InvalidInputError,
     NotFoundError,
+    PluginNotInstalledError,
     ReplayError,
     RunFailedError,
     RunStateError,
@@ -124,6 +126,7 @@ __all__ = [
     "Observer",
     "Payload",
     "PlanUpdated",
+    "PluginNotInstalledError",
     "ReplayError",
     "Report",
     "ResourceBlock",
@@ -163,5 +166,6 @@ __all__ = [
     "__version__",
     "hookimpl",
     "tool",
+    "views",
     "workflow",
 ]

@@ -248,7 +248,13 @@ class Deck:
                 if given is None:
                     await backend.open()
                     self._opened.append(backend)
-            hub = ObserverHub(self._resolve_observers(host, settings))
+            observers = self._resolve_observers(host, settings)
+            for observer in observers:
+                # Observers configured by settings read this deck's, not the process's.
+                use_settings = getattr(observer, "use_settings", None)
+                if callable(use_settings):
+                    use_settings(settings)
+            hub = ObserverHub(observers)
             await hub.start()
             self._hub = hub
             for engine in self._engines.values():

@@ -27,6 +27,7 @@ __all__ = [
     "EventSchemaError",
     "InvalidInputError",
     "NotFoundError",
+    "PluginNotInstalledError",
     "ReplayError",
     "RunFailedError",
     "RunStateError",
@@ -85,6 +86,27 @@ class ConfigError(AgentDeckError):
         super().__init__(message)
         self.setting = setting
         self.accepted = tuple(accepted) if accepted is not None else None
+
+
+class PluginNotInstalledError(ConfigError, ImportError):
+    """A name that belongs to a plugin distribution which is not installed.
+
+    ``from agentdeck.observers import LangfuseObserver`` resolves the name from the installed
+    plugin; without it, this error says which distribution to install. It is also an
+    :class:`ImportError`, so the usual optional-dependency idiom (``except ImportError``) works.
+    ``attribute`` is the name asked for, ``distribution`` what provides it.
+    """
+
+    def __init__(self, *, attribute: str, module: str, distribution: str) -> None:
+        super().__init__(
+            f"{module}.{attribute} is provided by the {distribution} plugin, which is not "
+            f"installed; install it with: pip install {distribution}",
+            setting=None,
+            accepted=(distribution,),
+        )
+        self.attribute = attribute
+        self.module = module
+        self.distribution = distribution
 
 
 class ContextTypeError(ConfigError):

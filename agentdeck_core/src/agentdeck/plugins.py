@@ -188,7 +188,11 @@ _SCHEME_NAME = re.compile(r"^[a-z][a-z0-9+.\-]*$")
 _COMPONENT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 _CORE_PLUGIN = "agentdeck"
 _CORE_DISTRIBUTION = "agentdeck-core"
-_BUILTIN_MODULES = {"memory": "agentdeck.memory.plugin"}
+_BUILTIN_MODULES = {
+    "memory": "agentdeck.memory.plugin",
+    "native": "agentdeck.native.plugin",
+    "observers": "agentdeck.observers.plugin",
+}
 
 
 # =========================================================================== records

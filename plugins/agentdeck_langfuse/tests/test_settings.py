@@ -33,3 +33,17 @@ def test_a_bad_value_is_a_config_error_naming_the_variable() -> None:
         Settings(env={"AGENTDECK_LANGFUSE_SAMPLE_RATE": "2.0"}).section(LangfuseSettings)
     assert refused.value.setting == "AGENTDECK_LANGFUSE_SAMPLE_RATE"
     assert "AGENTDECK_LANGFUSE_SAMPLE_RATE" in str(refused.value)
+
+
+def test_capture_and_its_cap_are_settings_too() -> None:
+    section = Settings(
+        env={"AGENTDECK_LANGFUSE_CAPTURE": "metadata", "AGENTDECK_LANGFUSE_MAX_BYTES": "1024"}
+    ).section(LangfuseSettings)
+    assert (section.capture, section.max_bytes) == ("metadata", 1024)
+
+
+def test_an_unknown_capture_level_names_the_variable_and_the_levels() -> None:
+    with pytest.raises(ConfigError) as refused:
+        Settings(env={"AGENTDECK_LANGFUSE_CAPTURE": "all"}).section(LangfuseSettings)
+    assert refused.value.setting == "AGENTDECK_LANGFUSE_CAPTURE"
+    assert "metadata" in str(refused.value)

@@ -1,6 +1,9 @@
 """Hook implementations of the `langfuse` plugin, loaded from the ``agentdeck`` entry-point group.
 
-So far the plugin registers its settings section; the observer lands with the observers' issue.
+Registers the ``langfuse`` settings section and the ``langfuse`` observer. The registered factory
+is :class:`~agentdeck_langfuse.LangfuseObserver` itself; its ``from_settings`` is what a deck
+calls, when ``observers=`` is omitted, to start one only if both keys are configured. Loading
+this module imports no Langfuse SDK.
 """
 
 from __future__ import annotations
@@ -8,10 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import agentdeck
+from agentdeck.hookspecs import RegisterNamed
 from agentdeck.settings import SettingsSection
+from agentdeck_langfuse.observer import LangfuseObserver
 from agentdeck_langfuse.settings import LangfuseSettings
 
 
 @agentdeck.hookimpl
 def agentdeck_register_settings(register: Callable[[type[SettingsSection]], None]) -> None:
     register(LangfuseSettings)
+
+
+@agentdeck.hookimpl
+def agentdeck_register_observers(register: RegisterNamed) -> None:
+    register(
+        "langfuse",
+        LangfuseObserver,
+        description="each run as one Langfuse trace (AGENTDECK_LANGFUSE_*)",
+    )

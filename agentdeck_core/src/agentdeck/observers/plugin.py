@@ -1,0 +1,18 @@
+"""The core's plain observers, registered through the same hook as any plugin's.
+
+``agentdeck plugins`` lists them, and a name in settings or on the command line (``console``,
+``file``) builds them.
+"""
+
+from __future__ import annotations
+
+import agentdeck
+from agentdeck.hookspecs import RegisterNamed
+from agentdeck.observers.console import ConsoleObserver
+from agentdeck.observers.file import FileObserver
+
+
+@agentdeck.hookimpl
+def agentdeck_register_observers(register: RegisterNamed) -> None:
+    register("console", ConsoleObserver, description="one readable line per event")
+    register("file", FileObserver, description="one JSON line per event, appended to a file")

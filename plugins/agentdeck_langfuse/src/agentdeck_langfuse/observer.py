@@ -1,0 +1,136 @@
+"""``LangfuseObserver``: every run as one Langfuse trace, rendered from the canonical events."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import anyio.to_thread
+
+from agentdeck.capture import ContentPolicy
+from agentdeck.errors import ConfigError
+from agentdeck.events import Event
+from agentdeck.ports import Observer
+from agentdeck.settings import Settings
+from agentdeck.tracing import TraceRenderer
+from agentdeck_langfuse.settings import LangfuseSettings
+
+if TYPE_CHECKING:
+    from agentdeck_langfuse.export import LangfuseExport
+
+__all__ = ["LangfuseObserver"]
+
+FLUSH_SECONDS = 5.0
+"""The longest :meth:`LangfuseObserver.close` waits for the exporter before giving up."""
+
+
+class LangfuseObserver(Observer):
+    """Exports each run as a Langfuse trace: configured entirely by ``AGENTDECK_LANGFUSE_*``.
+
+    One run is one trace. Its root observation is an ``agent`` (an agent turn) or a ``chain`` (a
+    workflow) named after what the caller addressed; model calls are ``generation``\\ s with
+    their model and token usage, tool calls ``tool`` observations (at level ``ERROR`` when the
+    tool raised), interrupts and pauses spans covering the wait, approvals, answers and reports
+    events; a failed run's root carries level ``ERROR`` and its error code. Every observation
+    carries the run's ``session_id`` (Langfuse's session) and, as metadata, its run ids and
+    namespace. A nested run is placed under its parent's root, in the parent's trace. The
+    rendering is :class:`agentdeck.tracing.TraceRenderer`'s, shared with every exporter.
+
+    Constructing one contacts nothing and imports no SDK. :meth:`start` (the deck's open)
+    reads the settings -- the deck's, handed over with :meth:`use_settings` or ``settings=``,
+    else the process environment and ``config.yaml`` -- and refuses the open with
+    :class:`~agentdeck.errors.ConfigError` when either key is missing, rather than tracing
+    nothing quietly. :meth:`emit` only hands spans to the SDK's background exporter; export
+    failures are logged by the SDK and never reach a run. :meth:`close` flushes for at most
+    :data:`FLUSH_SECONDS`.
+
+    ``sdk_spans=True`` also sends the OpenAI Agents SDK's raw spans (every agent, generation
+    and tool call with its input and output, via OpenInference) -- as a second, separate trace
+    per run. It is opt-in: turn it on to debug how a turn ran, and leave it off for one clean
+    trace per run. It needs ``pip install "agentdeck-langfuse[sdk-spans]"``.
+    """
+
+    def __init__(
+        self,
+        *,
+        sdk_spans: bool = False,
+        settings: Settings | None = None,
+        view: Callable[[Event], bool] | None = None,
+    ) -> None:
+        if not isinstance(sdk_spans, bool):
+            raise ConfigError(
+                f"sdk_spans takes True or False, not {sdk_spans!r}", setting="sdk_spans"
+            )
+        self.sdk_spans = sdk_spans
+        self.view = view
+        self._settings = settings
+        self._renderer: TraceRenderer | None = None
+        self._export: LangfuseExport | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LangfuseObserver | None:
+        """The observer a deck starts by itself: one when both keys are set, else ``None``."""
+        section = settings.section(LangfuseSettings)
+        if section.public_key and section.secret_key:
+            return cls(settings=settings)
+        return None
+
+    def use_settings(self, settings: Settings) -> None:
+        """Read ``settings`` (the deck's) at :meth:`start`, unless some were given explicitly."""
+        if self._settings is None:
+            self._settings = settings
+
+    async def start(self) -> None:
+        if self._export is not None:
+            return
+        settings = self._settings if self._settings is not None else Settings.load()
+        section = settings.section(LangfuseSettings)
+        missing = [
+            LangfuseSettings.env_var(name)
+            for name in ("public_key", "secret_key")
+            if not getattr(section, name)
+        ]
+        if missing:
+            raise ConfigError(
+                f"LangfuseObserver needs both Langfuse keys, and {' and '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} not set; set "
+                "AGENTDECK_LANGFUSE_PUBLIC_KEY and AGENTDECK_LANGFUSE_SECRET_KEY (environment "
+                "or the langfuse section of config.yaml), or remove the observer",
+                setting=missing[0],
+            )
+        policy = ContentPolicy(capture=section.capture, max_bytes=section.max_bytes)
+        from agentdeck_langfuse.export import LangfuseExport  # the SDK loads here, not at build
+
+        export = LangfuseExport(section)
+        if self.sdk_spans:
+            from agentdeck_langfuse.sdk_spans import instrument
+
+            instrument(export.provider)
+        self._renderer = TraceRenderer(policy)
+        self._export = export
+
+    async def emit(self, event: Event) -> None:
+        if self._renderer is None or self._export is None:
+            raise ConfigError(
+                "LangfuseObserver received an event before start(); a deck starts its "
+                "observers when it opens, a caller driving one by hand must await start() first"
+            )
+        for record in self._renderer.feed(event):
+            self._export.export(record)
+
+    async def close(self) -> None:
+        renderer, export = self._renderer, self._export
+        self._renderer = self._export = None
+        if renderer is None or export is None:
+            return
+        for record in renderer.close(datetime.now(UTC)):
+            export.export(record)
+        if self.sdk_spans:
+            from agentdeck_langfuse.sdk_spans import uninstrument
+
+            uninstrument(export.provider)
+        await anyio.to_thread.run_sync(export.flush, FLUSH_SECONDS, abandon_on_cancel=True)
+
+    def __repr__(self) -> str:
+        return f"LangfuseObserver(sdk_spans={self.sdk_spans!r})"

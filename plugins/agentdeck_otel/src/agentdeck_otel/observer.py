@@ -1,0 +1,182 @@
+"""``OTelObserver``: run traces and metrics over OTLP/HTTP, to any OpenTelemetry backend."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.to_thread
+
+from agentdeck.capture import DEFAULT_MAX_BYTES, Capture, ContentPolicy
+from agentdeck.errors import ConfigError
+from agentdeck.events import Event
+from agentdeck.ports import Observer
+from agentdeck.settings import Settings
+from agentdeck.tracing import Rendered, SpanRecord, TraceRenderer
+from agentdeck_otel.config import SIGNALS, ExportConfig, parse_headers
+from agentdeck_otel.settings import OTelSettings
+
+if TYPE_CHECKING:
+    from agentdeck_otel.metrics import MetricExport
+    from agentdeck_otel.spans import SpanExport
+
+__all__ = ["OTelObserver"]
+
+METRICS_INTERVAL_SECONDS = 60.0
+"""How often metrics are exported while the deck runs (and once more when it closes)."""
+
+
+class OTelObserver(Observer):
+    """Exports every run as a trace, and run metrics, to an OTLP/HTTP endpoint.
+
+    The traces are the ones the Langfuse plugin sends, rendered by the same
+    :class:`agentdeck.tracing.TraceRenderer`: one trace per run, the run as its root span,
+    model calls, tool calls, waits and decisions under it, nested runs under their parent. Any
+    OTLP/HTTP receiver takes them: an OpenTelemetry Collector, the Datadog agent
+    (``http://127.0.0.1:4318``), Grafana Cloud (``.../otlp`` with a Basic ``Authorization``
+    header), Langfuse (``.../api/public/otel``, ``signals=("traces",)``).
+
+    ``capture`` decides what content leaves the process (see :mod:`agentdeck.capture`): ``off``
+    by default -- timings, outcomes, token counts and hashed ids only. ``headers`` (at most 8)
+    typically carry credentials and are never printed.
+
+    Metrics: ``agentdeck.runs`` (by outcome), ``agentdeck.run.duration``,
+    ``agentdeck.model_call.duration``, ``agentdeck.tokens`` (by token type) and
+    ``agentdeck.observer.dropped`` (what the deck reports through :meth:`count_dropped`).
+
+    Export happens on background threads: :meth:`emit` only queues, an unreachable or failing
+    collector is retried and logged by the exporter and never reaches a run, and :meth:`close`
+    flushes for at most ``timeout`` seconds, then gives up on what is left.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        capture: Capture | str = Capture.OFF,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        service_name: str = "agentdeck",
+        signals: Collection[str] = SIGNALS,
+        timeout: float = 5.0,
+        view: Callable[[Event], bool] | None = None,
+    ) -> None:
+        if not isinstance(timeout, int | float) or not 0 < timeout <= 60:
+            raise ConfigError(
+                f"timeout must be a number of seconds in (0, 60], not {timeout!r}",
+                setting="timeout",
+            )
+        self.config = ExportConfig.build(
+            endpoint,
+            headers=headers,
+            signals=signals,
+            policy=ContentPolicy(capture=capture, max_bytes=max_bytes),
+            service_name=service_name,
+        )
+        self.timeout = float(timeout)
+        self.view = view
+        self._renderer: TraceRenderer | None = None
+        self._spans: SpanExport | None = None
+        self._metrics: MetricExport | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> OTelObserver | None:
+        """The observer a deck starts by itself: one when ``AGENTDECK_OTEL_ENDPOINT`` is set."""
+        section = settings.section(OTelSettings)
+        if not section.endpoint:
+            return None
+        try:
+            return cls(
+                section.endpoint,
+                headers=parse_headers(section.headers.get_secret_value()),
+                capture=section.capture,
+                max_bytes=section.max_bytes,
+                service_name=section.service_name,
+                signals=section.signals.split(","),
+            )
+        except ConfigError as error:
+            # Name the variable the value came from, not the constructor argument.
+            name = error.setting or "endpoint"
+            variable = OTelSettings.env_var(name) if name in OTelSettings.model_fields else name
+            raise ConfigError(error.message, setting=variable, accepted=error.accepted) from None
+
+    async def start(self) -> None:
+        if self._renderer is not None:
+            return
+        # The SDK loads here, when the deck opens, not when a deck is built.
+        from opentelemetry.sdk.resources import Resource
+
+        from agentdeck_otel.metrics import MetricExport
+        from agentdeck_otel.spans import SpanExport
+
+        resource = Resource.create({"service.name": self.config.service_name})
+        if "traces" in self.config.signals:
+            self._spans = SpanExport(self.config, resource, timeout=self.timeout)
+        if "metrics" in self.config.signals:
+            self._metrics = MetricExport(
+                self.config, resource, timeout=self.timeout, interval=METRICS_INTERVAL_SECONDS
+            )
+        self._renderer = TraceRenderer(self.config.policy)
+
+    async def emit(self, event: Event) -> None:
+        if self._renderer is None:
+            raise ConfigError(
+                "OTelObserver received an event before start(); a deck starts its observers "
+                "when it opens, a caller driving one by hand must await start() first"
+            )
+        self._send(self._renderer.feed(event))
+
+    def count_dropped(self, observer: str, count: int) -> None:
+        """Count events another observer's queue dropped (the deck's observer hub calls this)."""
+        if self._metrics is not None:
+            self._metrics.count_dropped(observer, count)
+
+    async def close(self) -> None:
+        renderer, spans, metrics = self._renderer, self._spans, self._metrics
+        self._renderer, self._spans, self._metrics = None, None, None
+        if renderer is None:
+            return
+        self._send(renderer.close(datetime.now(UTC)), spans=spans, metrics=metrics)
+        deadline = time.monotonic() + self.timeout
+        with anyio.move_on_after(self.timeout):
+            await anyio.to_thread.run_sync(_drain, spans, metrics, deadline, abandon_on_cancel=True)
+
+    def _send(
+        self,
+        rendered: Sequence[Rendered],
+        *,
+        spans: SpanExport | None = None,
+        metrics: MetricExport | None = None,
+    ) -> None:
+        spans = spans if spans is not None else self._spans
+        metrics = metrics if metrics is not None else self._metrics
+        for item in rendered:
+            if not isinstance(item, SpanRecord):
+                continue  # SpanStarted: spans are written whole, at their end
+            if spans is not None:
+                spans.export(item)
+            if metrics is not None:
+                metrics.record(item)
+
+    def __repr__(self) -> str:
+        return (
+            f"OTelObserver({self.config.endpoint!r}, capture={self.config.policy.capture!s}, "
+            f"signals={sorted(self.config.signals)})"
+        )
+
+
+def _drain(spans: SpanExport | None, metrics: MetricExport | None, deadline: float) -> None:
+    """Flush and stop both pipelines, each step within what is left of the close budget."""
+
+    def remaining() -> float:
+        return max(0.001, deadline - time.monotonic())
+
+    if spans is not None:
+        spans.flush(remaining())
+    if metrics is not None:
+        metrics.shutdown(remaining())
+    if spans is not None:
+        spans.shutdown()

@@ -1,0 +1,31 @@
+"""Hook implementations of the `otel` plugin, loaded from the ``agentdeck`` entry-point group.
+
+Registers the ``otel`` settings section (``AGENTDECK_OTEL_*``) and the ``otel`` observer. The
+registered factory is :class:`~agentdeck_otel.OTelObserver`; its ``from_settings`` is what a deck
+calls, when ``observers=`` is omitted, to start one only if an endpoint is configured. Loading
+this module imports no OpenTelemetry SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import agentdeck
+from agentdeck.hookspecs import RegisterNamed
+from agentdeck.settings import SettingsSection
+from agentdeck_otel.observer import OTelObserver
+from agentdeck_otel.settings import OTelSettings
+
+
+@agentdeck.hookimpl
+def agentdeck_register_settings(register: Callable[[type[SettingsSection]], None]) -> None:
+    register(OTelSettings)
+
+
+@agentdeck.hookimpl
+def agentdeck_register_observers(register: RegisterNamed) -> None:
+    register(
+        "otel",
+        OTelObserver,
+        description="run traces and metrics over OTLP/HTTP (AGENTDECK_OTEL_*)",
+    )
