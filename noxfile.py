@@ -232,7 +232,8 @@ def imports(session: nox.Session) -> None:
 
 
 def _bench(session: nox.Session, *args: str) -> None:
-    session.install("-e", _path(CORE))
+    # Rows measure every package against its raw baseline, so every package is installed.
+    _install_everything(session)
     session.run("python", "-m", "benchmarks", *args, *session.posargs)
 
 

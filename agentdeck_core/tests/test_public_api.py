@@ -29,3 +29,22 @@ def test_the_plugin_marker_is_exported_from_the_package_root() -> None:
     from agentdeck.hookspecs import hookimpl
 
     assert agentdeck.hookimpl is hookimpl
+
+
+def test_a_plugin_name_resolves_from_the_plugin_or_names_the_distribution() -> None:
+    import importlib.util
+
+    from agentdeck.errors import PluginNotInstalledError
+
+    if importlib.util.find_spec("agentdeck_langgraph") is None:
+        try:
+            _ = agentdeck.Workflow
+        except PluginNotInstalledError as missing:
+            assert missing.distribution == "agentdeck-langgraph"
+            assert isinstance(missing, ImportError)
+        else:  # pragma: no cover - the branch above is the one taken here
+            raise AssertionError("expected PluginNotInstalledError")
+    else:
+        from agentdeck_langgraph import Workflow
+
+        assert agentdeck.Workflow is Workflow

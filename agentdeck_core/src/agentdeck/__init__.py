@@ -169,3 +169,28 @@ __all__ = [
     "views",
     "workflow",
 ]
+
+
+# Names that belong to plugins resolve lazily from the installed plugin; without it, naming one
+# raises PluginNotInstalledError (an ImportError) saying which distribution to install.
+_FROM_PLUGINS: dict[str, tuple[str, str, str]] = {
+    "Workflow": ("agentdeck_langgraph", "Workflow", "agentdeck-langgraph"),
+}
+
+
+def __getattr__(name: str) -> object:
+    provider = _FROM_PLUGINS.get(name)
+    if provider is None:
+        raise AttributeError(f"module 'agentdeck' has no attribute {name!r}")
+    import importlib
+
+    module_name, attribute, distribution = provider
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as missing:
+        if missing.name is not None and module_name.startswith(missing.name):
+            raise PluginNotInstalledError(
+                attribute=name, module="agentdeck", distribution=distribution
+            ) from None
+        raise
+    return getattr(module, attribute)

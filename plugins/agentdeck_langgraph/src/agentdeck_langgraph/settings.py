@@ -20,8 +20,10 @@ class CheckpointSettings(SettingsSection):
 
     url: str | None = Field(default=None, validation_alias="AGENTDECK_CHECKPOINT")
     """Where graph checkpoints are kept: `memory://`, `sqlite:///path` or `postgresql://dsn`.
-    Unset (the default) keeps them with the rest of the deck's state at `AGENTDECK_STATE`, so
-    checkpoints and the event log are durable together or not at all."""
+    Unset (the default) keeps them with the rest of the deck's state at `AGENTDECK_STATE` (in
+    memory for `memory://`, the sibling file `<name>-checkpoints.db` for `sqlite:///<name>.db`,
+    the same database for `postgresql://`), so checkpoints and the event log are durable
+    together or not at all."""
 
     @field_validator("url")
     @classmethod

@@ -1,0 +1,596 @@
+"""``LangGraphEngine``: plays a :class:`~agentdeck_langgraph.Workflow` run on LangGraph.
+
+One play streams the graph once (more when a timer that is already due is continued at once)::
+
+    graph.astream(input, {"configurable": {"thread_id": <the run's thread>}},
+                  context=<the run's context>, durability="sync",
+                  stream_mode=["updates", "custom", "messages", "checkpoints"])
+
+and turns what it streams into the run's payloads:
+
+* ``updates``: one ``node.updated(node, update, step)`` per completed node (the update as JSON);
+* ``custom``: ``report`` or ``custom`` (shapes in :mod:`agentdeck_langgraph.streaming`);
+* ``messages``: ``text.delta`` per token of a LangChain chat model called inside a node;
+* ``checkpoints``: where a superstep ends. That is the run's **node boundary** safe point: every
+  node of the step has completed, ``durability="sync"`` has written the step's checkpoint, and
+  no node of the next step has started. The engine asks the runtime for a control directive
+  there and, given one, stops the stream on the spot; a paused run continues later from exactly
+  that checkpoint (``astream(None, same thread)``), in this process or another.
+
+A play ends with one of: ``run.completed`` carrying the final state as one ``DataBlock``;
+``run.failed(engine_error, where=<node>, message=<exception type>)`` when a node raised (the
+exception's text is logged here, never recorded); ``run.interrupted(reason="human")`` for each
+question the graph asked with ``interrupt()``, all pending ones in a row (LangGraph ``Interrupt``
+ids are the interrupt ids); ``run.paused(reason="sleep", wake_at=...)`` for a ``sleep_until``;
+``run.paused(reason="breakpoint")`` for a compiled graph's static breakpoint; or a control
+directive's payloads.
+
+Continuations read the checkpointer, never the log, for *state*: ``Entry.ANSWERED`` resumes the
+thread with ``Command(resume={interrupt_id: answer, ...})``; ``Entry.AFTER_PAUSE`` wakes any
+pending timer (``Command(resume=...)``) or else continues from the last checkpoint. LangGraph
+re-runs an interrupted node from its start, so code before its ``interrupt()`` runs again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from contextlib import AsyncExitStack, aclosing
+from dataclasses import dataclass, field, is_dataclass
+from typing import Any, ClassVar, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.pregel import Pregel
+from langgraph.types import Command, Interrupt, StateSnapshot, StreamMode
+from pydantic import BaseModel
+
+from agentdeck.content import ContentBlock, DataBlock
+from agentdeck.errors import ConfigError, InvalidInputError, ReplayError
+from agentdeck.events import (
+    AnswerRecorded,
+    AnswerShape,
+    ErrorCode,
+    NodeUpdated,
+    Payload,
+    RunCompleted,
+    RunFailed,
+    RunInterrupted,
+    RunPaused,
+    SafePoint,
+)
+from agentdeck.plugins import default_host, redact_url, scheme_of
+from agentdeck.ports import (
+    BackendRequest,
+    CheckpointerFactory,
+    ControlDirective,
+    Engine,
+    EngineCapabilities,
+    EngineRequest,
+    Entry,
+    Invocable,
+    Invocation,
+)
+from agentdeck_langgraph.checkpointers import CHECKPOINT_SETTING, checkpoint_url, is_durable
+from agentdeck_langgraph.nodes import NAMESPACE_KEY, RUN_ID_KEY, SESSION_KEY
+from agentdeck_langgraph.streaming import custom_payload, json_safe, message_payloads
+from agentdeck_langgraph.timers import WOKEN, sleep_of
+from agentdeck_langgraph.workflow import RunRef, Workflow
+
+__all__ = ["LangGraphEngine"]
+
+log = logging.getLogger("agentdeck_langgraph")
+
+STREAM_MODES: tuple[StreamMode, ...] = ("updates", "custom", "messages", "checkpoints")
+_INTERRUPT = "__interrupt__"
+_METADATA = "__metadata__"
+_TASK_NOTE = re.compile(r"During task with name '([^']+)'")
+
+
+class LangGraphEngine(Engine):
+    """The ``langgraph`` engine (see the module doc for what a play records).
+
+    :param request: what the deck hands an engine factory; its settings choose the checkpointer
+        (``AGENTDECK_CHECKPOINT``, else derived from ``request.state_url``).
+    :param checkpointer: overrides that choice: a URL (``sqlite:///cp.db``) resolved through the
+        installed checkpointer plugins, or a :class:`CheckpointerFactory`.
+
+    Nothing is opened before :meth:`open` (or the first play): compiling needs no database.
+    """
+
+    name: ClassVar[str] = "langgraph"
+    SAFE_POINTS: ClassVar[frozenset[SafePoint]] = frozenset({SafePoint.NODE_BOUNDARY})
+
+    def __init__(
+        self,
+        request: EngineRequest | None = None,
+        *,
+        checkpointer: str | CheckpointerFactory | None = None,
+    ) -> None:
+        super().__init__(request)
+        self._given = checkpointer
+        self._factory: CheckpointerFactory | None = (
+            checkpointer if isinstance(checkpointer, CheckpointerFactory) else None
+        )
+        self._saver: BaseCheckpointSaver[Any] | None = None
+        self._stack: AsyncExitStack | None = None
+        self._lock = asyncio.Lock()
+        self._scratch = InMemorySaver()
+        """Checkpoints of ``durable=False`` workflows: this engine's memory only."""
+        self._graphs: dict[tuple[Workflow, int], Pregel[Any, Any, Any, Any]] = {}
+        self._compiled_any = False
+        self._warned_memory = False
+
+    # ------------------------------------------------------------------------------- capabilities
+
+    @property
+    def capabilities(self) -> EngineCapabilities:
+        """Node-boundary safe points and interrupts always; ``durable_suspend`` when the
+        checkpointer outlives the process (not with ``memory://``)."""
+        return EngineCapabilities(
+            safe_points=self.SAFE_POINTS, interrupts=True, durable_suspend=self.durable
+        )
+
+    @capabilities.setter
+    def capabilities(self, value: EngineCapabilities) -> None:
+        raise AttributeError("a LangGraph engine's capabilities follow from its checkpointer")
+
+    @property
+    def durable(self) -> bool:
+        """Whether this engine's checkpoints outlive the process."""
+        if self._factory is not None:
+            return is_durable(self._factory)
+        try:
+            url, _ = self._url()
+        except ConfigError:
+            return False
+        return scheme_of(url) != "memory"
+
+    def _url(self) -> tuple[str, str]:
+        if isinstance(self._given, str):
+            return self._given, "checkpointer="
+        return checkpoint_url(self.request.settings, self.request.state_url)
+
+    # ------------------------------------------------------------------------------- compiling
+
+    def accepts(self, definition: object) -> bool:
+        return isinstance(definition, Workflow)
+
+    def compile(self, definition: object) -> Invocable:
+        if not isinstance(definition, Workflow):
+            raise ConfigError(
+                f"the langgraph engine runs agentdeck_langgraph.Workflow definitions, not "
+                f"{type(definition).__name__}",
+                setting="workflows",
+            )
+        graph = definition.compile_graph()
+        self._compiled_any = True
+        return Invocable(
+            name=definition.name,
+            kind="workflow",
+            engine=self.name,
+            definition=definition,
+            compiled=graph,
+            description=definition.description,
+            code_digest=definition.digest(),
+        )
+
+    def prepare_input(self, invocable: Invocable, value: Any) -> list[ContentBlock]:
+        """A workflow's input is its initial state: a mapping (or a model), recorded as one
+        ``DataBlock``; ``None`` is an empty state."""
+        if value is None:
+            return [DataBlock(data={})]
+        if isinstance(value, Mapping | BaseModel) or (
+            is_dataclass(value) and not isinstance(value, type)
+        ):
+            return [DataBlock(data=value)]
+        raise InvalidInputError(
+            f"workflow '{invocable.name}' takes its initial state as a mapping (a JSON object), "
+            f"not {type(value).__name__}",
+            name=invocable.name,
+        )
+
+    # ------------------------------------------------------------------------------- lifecycle
+
+    async def open(self) -> None:
+        """Open the checkpointer now if any workflow was compiled (so a bad DSN fails the
+        deck's open); otherwise the first play opens it, so a deck with no LangGraph workflow
+        never needs one."""
+        if self._compiled_any:
+            await self._checkpointer()
+
+    async def close(self) -> None:
+        stack, self._stack = self._stack, None
+        self._saver = None
+        self._graphs.clear()
+        if stack is not None:
+            await stack.aclose()
+
+    async def _checkpointer(self) -> BaseCheckpointSaver[Any]:
+        if self._saver is not None:
+            return self._saver
+        async with self._lock:
+            if self._saver is None:
+                factory = self._resolve_factory()
+                stack = AsyncExitStack()
+                saver = await stack.enter_async_context(factory.open())
+                if not isinstance(saver, BaseCheckpointSaver):
+                    await stack.aclose()
+                    raise ConfigError(
+                        f"checkpointer factory {type(factory).__name__} yielded "
+                        f"{type(saver).__name__}, not a LangGraph BaseCheckpointSaver",
+                        setting=CHECKPOINT_SETTING,
+                    )
+                self._stack, self._saver = stack, saver
+        return self._saver
+
+    def _resolve_factory(self) -> CheckpointerFactory:
+        if self._factory is None:
+            url, setting = self._url()
+            settings = self.request.settings
+            host = default_host(settings.env if settings is not None else None)
+            request = BackendRequest(url=url, settings=settings, clock=self.request.clock)
+            self._factory = host.checkpointer(request, setting=setting)
+        return self._factory
+
+    async def _graph(self, workflow: Workflow, invocable: Invocable) -> Pregel[Any, Any, Any, Any]:
+        saver = await self._checkpointer() if workflow.durable else self._scratch
+        key = (workflow, id(saver))
+        graph = self._graphs.get(key)
+        if graph is None:
+            compiled = invocable.compiled
+            if not isinstance(compiled, Pregel):
+                compiled = workflow.compile_graph()
+            graph = compiled.copy(update={"checkpointer": saver})
+            self._graphs[key] = graph
+        return graph
+
+    # ------------------------------------------------------------------------------- playing
+
+    async def play(self, invocation: Invocation) -> AsyncIterator[Payload]:
+        workflow = invocation.invocable.definition
+        if not isinstance(workflow, Workflow):
+            raise ConfigError(
+                f"invocable '{invocation.invocable.name}' is not a langgraph Workflow",
+                setting="workflows",
+            )
+        graph = await self._graph(workflow, invocation.invocable)
+        config = _config(workflow, invocation)
+        start = await self._start(graph, config, workflow, invocation)
+        if start.announce:
+            for question in start.announce:
+                yield _interrupted(question)
+            return
+        graph_input: Any = start.input
+        turn = _Turn(state=start.state, already_done=start.already_done)
+        while True:
+            async with aclosing(
+                self._stream(graph, graph_input, config, invocation, turn)
+            ) as items:
+                async for payload in items:
+                    yield payload
+            if turn.directive is not None:
+                for payload in turn.directive.payloads:
+                    yield payload
+                return
+            if turn.failure is not None:
+                yield await self._failed(graph, config, workflow, invocation, turn.failure)
+                return
+            questions = [i for i in turn.interrupts if sleep_of(i) is None]
+            sleeps = [s for i in turn.interrupts if (s := sleep_of(i)) is not None]
+            if questions:
+                self._say_parked_in_memory(workflow)
+                for question in questions:
+                    yield _interrupted(question)
+                return
+            if sleeps:
+                now = invocation.clock.now()
+                due = [s for s in sleeps if s.wake_at <= now]
+                if due:  # its moment has come already: wake it in this play, record nothing
+                    graph_input = Command(resume={s.interrupt_id: WOKEN for s in due})
+                    turn = _Turn(state=turn.state, already_done=frozenset(turn.step_nodes))
+                    continue
+                self._say_parked_in_memory(workflow)
+                yield RunPaused(reason="sleep", wake_at=min(s.wake_at for s in sleeps))
+                return
+            if turn.breakpoint:
+                self._say_parked_in_memory(workflow)
+                yield RunPaused(reason="breakpoint")
+                return
+            state = (
+                turn.state if turn.state is not None else (await graph.aget_state(config)).values
+            )
+            yield RunCompleted(output=[DataBlock(data=json_safe(state))])
+            return
+
+    async def _stream(
+        self,
+        graph: Pregel[Any, Any, Any, Any],
+        graph_input: Any,
+        config: RunnableConfig,
+        invocation: Invocation,
+        turn: _Turn,
+    ) -> AsyncGenerator[Payload, None]:
+        """Stream the graph once, yielding payloads and noting in ``turn`` how it ended."""
+        stream = cast(
+            AsyncGenerator[tuple[str, Any], None],
+            graph.astream(
+                graph_input,
+                config,
+                context=invocation.context,
+                stream_mode=list(STREAM_MODES),
+                durability="sync",
+            ),
+        )
+        try:
+            while True:
+                try:
+                    mode, chunk = await anext(stream)
+                except StopAsyncIteration:
+                    return
+                except Exception as exc:  # a node (or the graph) raised
+                    turn.failure = exc
+                    return
+                if mode == "updates":
+                    for payload in _node_updates(chunk, turn):
+                        yield payload
+                elif mode == "checkpoints":
+                    if _ends_a_step(chunk, turn):
+                        directive = await invocation.safepoint(SafePoint.NODE_BOUNDARY)
+                        if directive is not None:
+                            turn.directive = directive
+                            return
+                elif mode == "custom":
+                    yield custom_payload(chunk)
+                elif mode == "messages":
+                    for payload in message_payloads(chunk):
+                        yield payload
+        finally:
+            await stream.aclose()
+
+    async def _start(
+        self,
+        graph: Pregel[Any, Any, Any, Any],
+        config: RunnableConfig,
+        workflow: Workflow,
+        invocation: Invocation,
+    ) -> _Start:
+        """What this play feeds the graph: the initial state, or how it continues the thread."""
+        if invocation.entry is Entry.FRESH:
+            return _Start(input=_initial_state(invocation))
+        snapshot = await graph.aget_state(config)
+        if snapshot.metadata is None:
+            raise self._missing_thread(workflow, invocation, config)
+        done = _completed_tasks(snapshot)
+        sleeps = [s for i in snapshot.interrupts if (s := sleep_of(i)) is not None]
+        if invocation.entry is Entry.ANSWERED:
+            answers = _answers(invocation)
+            resume: dict[str, Any] = {
+                i.id: answers[i.id]
+                for i in snapshot.interrupts
+                if i.id in answers and sleep_of(i) is None
+            }
+            if not resume:
+                pending = [i.id for i in snapshot.interrupts] or ["none"]
+                raise ReplayError(
+                    f"run '{invocation.run_id}' was answered about {sorted(answers)}, but its "
+                    f"checkpoint waits on {pending}; the log and the checkpointer disagree",
+                    run_id=invocation.run_id,
+                    reason="checkpoint_mismatch",
+                )
+            now = invocation.clock.now()
+            resume.update({s.interrupt_id: WOKEN for s in sleeps if s.wake_at <= now})
+            return _Start(input=Command(resume=resume), state=snapshot.values, already_done=done)
+        if sleeps:  # resumed (by the sweep, or early by an operator): wake every timer
+            wake = {s.interrupt_id: WOKEN for s in sleeps}
+            return _Start(input=Command(resume=wake), state=snapshot.values, already_done=done)
+        questions = [i for i in snapshot.interrupts if sleep_of(i) is None]
+        if questions:  # still waiting on a human: ask again rather than run past the question
+            return _Start(input=None, announce=questions)
+        return _Start(input=None, state=snapshot.values, already_done=done)
+
+    def _missing_thread(
+        self, workflow: Workflow, invocation: Invocation, config: RunnableConfig
+    ) -> ReplayError:
+        thread = config["configurable"]["thread_id"]
+        if not workflow.durable or not self.durable:
+            return ReplayError(
+                f"run '{invocation.run_id}' of workflow '{workflow.name}' was parked in memory "
+                f"(thread '{thread}') by a process that no longer holds it; a durable workflow "
+                f"on a durable {CHECKPOINT_SETTING} (sqlite:// or postgresql://) can continue "
+                "in another process",
+                run_id=invocation.run_id,
+                reason="parked_in_memory",
+            )
+        return ReplayError(
+            f"run '{invocation.run_id}' of workflow '{workflow.name}' has no thread '{thread}' "
+            f"in the checkpointer; is {CHECKPOINT_SETTING} the one the run started with?",
+            run_id=invocation.run_id,
+            reason="state_missing",
+        )
+
+    async def _failed(
+        self,
+        graph: Pregel[Any, Any, Any, Any],
+        config: RunnableConfig,
+        workflow: Workflow,
+        invocation: Invocation,
+        error: BaseException,
+    ) -> RunFailed:
+        where = await _failed_node(graph, config, error)
+        log.warning(
+            "run %s of workflow %r failed in node %s",
+            invocation.run_id,
+            workflow.name,
+            where or "<graph>",
+            exc_info=error,
+        )
+        return RunFailed(
+            error_code=ErrorCode.ENGINE_ERROR, message=type(error).__name__, where=where
+        )
+
+    def _say_parked_in_memory(self, workflow: Workflow) -> None:
+        """Say once, loudly, that a durable workflow parked where a restart loses it.
+
+        Only when the deck's own state is durable: with ``AGENTDECK_STATE`` in memory the
+        runtime already says so for the whole deck, and the checkpoints agree with it.
+        """
+        if self._warned_memory or not workflow.durable or self.durable:
+            return
+        if scheme_of(self.request.state_url) == "memory":
+            return
+        self._warned_memory = True
+        log.warning(
+            "workflow %r is durable but its checkpoints are in memory (%s=memory://) while "
+            "the deck's state is at %s: a paused or waiting run will not survive this "
+            "process; unset %s, or point it at sqlite:/// or postgresql://",
+            workflow.name,
+            CHECKPOINT_SETTING,
+            redact_url(self.request.state_url),
+            CHECKPOINT_SETTING,
+        )
+
+
+# =========================================================================== one play's notes
+
+
+@dataclass(slots=True)
+class _Start:
+    input: Any
+    state: Any = None
+    already_done: frozenset[str] = frozenset()
+    """Nodes of the step being continued that completed before it was parked: LangGraph replays
+    their (already recorded) updates as cached, and the log must not get them twice."""
+    announce: list[Interrupt] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Turn:
+    """How one stream of the graph went."""
+
+    state: Any = None
+    already_done: frozenset[str] = frozenset()
+    step: int | None = None
+    """The step of the last checkpoint streamed; the nodes running now are in ``step + 1``."""
+    step_nodes: set[str] = field(default_factory=set)
+    """Nodes recorded since the last checkpoint (in the step running now)."""
+    interrupts: list[Interrupt] = field(default_factory=list)
+    breakpoint: bool = False
+    directive: ControlDirective | None = None
+    failure: BaseException | None = None
+
+
+def _node_updates(chunk: Mapping[str, Any], turn: _Turn) -> Iterator[Payload]:
+    metadata = chunk.get(_METADATA)
+    cached = isinstance(metadata, Mapping) and bool(metadata.get("cached"))
+    for node, update in chunk.items():
+        if node == _METADATA:
+            continue
+        if node == _INTERRUPT:
+            if update:
+                turn.interrupts.extend(update)
+            else:
+                turn.breakpoint = True  # a static interrupt_before/after: no question, a stop
+            continue
+        if cached and node in turn.already_done:
+            continue
+        turn.step_nodes.add(node)
+        step = turn.step + 1 if turn.step is not None else None
+        yield NodeUpdated(node=node, update=json_safe(update), step=step)
+
+
+def _ends_a_step(chunk: Mapping[str, Any], turn: _Turn) -> bool:
+    """Note a ``checkpoints`` item; true when it closes a step this play ran and more follow."""
+    turn.state = chunk.get("values", turn.state)
+    metadata = chunk.get("metadata") or {}
+    step = metadata.get("step")
+    turn.step = step if isinstance(step, int) else turn.step
+    ran = bool(turn.step_nodes)
+    ended = ran and not turn.interrupts and bool(chunk.get("next"))
+    if ran:  # the continued step is over: no more replayed updates
+        turn.already_done = frozenset()
+    turn.step_nodes = set()
+    return ended
+
+
+def _config(workflow: Workflow, invocation: Invocation) -> RunnableConfig:
+    ref = RunRef(
+        run_id=invocation.run_id,
+        workflow=workflow.name,
+        session_id=invocation.session_id,
+        namespace=invocation.namespace,
+    )
+    configurable: dict[str, Any] = {"thread_id": workflow.thread_for(ref)}
+    if workflow.needs_run_identity:
+        configurable[RUN_ID_KEY] = invocation.run_id
+        configurable[SESSION_KEY] = invocation.session_id
+        configurable[NAMESPACE_KEY] = invocation.namespace
+    return {"configurable": configurable}
+
+
+def _initial_state(invocation: Invocation) -> Any:
+    blocks = invocation.input
+    if not blocks:
+        return {}
+    if len(blocks) == 1 and isinstance(blocks[0], DataBlock):
+        data = blocks[0].data
+        return {} if data is None else data
+    kinds = ", ".join(getattr(block, "type", type(block).__name__) for block in blocks)
+    raise InvalidInputError(
+        f"workflow '{invocation.invocable.name}' takes its initial state as one data block "
+        f"(JSON data); the run's input is: {kinds}",
+        name=invocation.invocable.name,
+    )
+
+
+def _answers(invocation: Invocation) -> dict[str, Any]:
+    answers = {
+        event.payload.interrupt_id: event.payload.value
+        for event in invocation.history
+        if isinstance(event.payload, AnswerRecorded)
+    }
+    answers.update(invocation.answers)
+    return answers
+
+
+def _completed_tasks(snapshot: StateSnapshot) -> frozenset[str]:
+    return frozenset(
+        task.name
+        for task in snapshot.tasks
+        if task.result is not None and not task.interrupts and task.error is None
+    )
+
+
+def _interrupted(question: Interrupt) -> RunInterrupted:
+    schema = question.response_schema
+    expected = AnswerShape(json_schema=schema) if isinstance(schema, dict) else None
+    return RunInterrupted(
+        interrupt_id=question.id,
+        reason="human",
+        payload=json_safe(question.value),
+        expected=expected,
+    )
+
+
+async def _failed_node(
+    graph: Pregel[Any, Any, Any, Any], config: RunnableConfig, error: BaseException
+) -> str | None:
+    """The node that raised: from the checkpoint's failed task, else LangGraph's note on the
+    exception, else ``None`` (the graph itself failed: a recursion limit, a state the
+    checkpointer cannot store)."""
+    try:
+        snapshot = await graph.aget_state(config)
+    except Exception:
+        snapshot = None
+    if snapshot is not None:
+        failed = [task.name for task in snapshot.tasks if task.error is not None]
+        if failed:
+            return failed[0]
+    for note in getattr(error, "__notes__", ()):
+        found = _TASK_NOTE.search(str(note))
+        if found:
+            return found.group(1)
+    return None
