@@ -1,16 +1,28 @@
 """Hook implementations of the `openai` plugin, loaded from the ``agentdeck`` entry-point group.
 
-So far the plugin registers its settings sections; the engine, the session factory and the
-loopback model server land with the engine's issue.
+Registers its settings sections, the ``openai`` engine, and the conversation-session factories
+(``local``, ``redis``, ``rediss``). Nothing is imported or built at registration: each factory
+imports its module (and so the Agents SDK) only when a deck first builds one.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import Any
 
 import agentdeck
+from agentdeck.hookspecs import RegisterNamed, RegisterScheme
+from agentdeck.ports import BackendRequest, EngineRequest
 from agentdeck.settings import SettingsSection
 from agentdeck_openai.settings import OpenAISettings, RunnerSettings, SessionSettings
+
+SESSION_FACTORIES: dict[str, tuple[str, str]] = {
+    "local": ("LocalSessionFactory", "in-process SQLite session per session id (not durable)"),
+    "redis": ("RedisSessionFactory", "Agents SDK RedisSession, shared by every worker"),
+    "rediss": ("RedisSessionFactory", "Agents SDK RedisSession over TLS"),
+}
+"""scheme -> (class in ``agentdeck_openai.sessions``, description)."""
 
 
 @agentdeck.hookimpl
@@ -18,3 +30,36 @@ def agentdeck_register_settings(register: Callable[[type[SettingsSection]], None
     register(OpenAISettings)
     register(RunnerSettings)
     register(SessionSettings)
+
+
+def _engine(request: EngineRequest) -> Any:
+    from agentdeck_openai.engine import OpenAIEngine
+
+    return OpenAIEngine(request)
+
+
+_engine.__qualname__ = "OpenAIEngine"
+
+
+@agentdeck.hookimpl
+def agentdeck_register_engines(register: RegisterNamed) -> None:
+    register(
+        "openai",
+        _engine,
+        description="Agents on the OpenAI Agents SDK (openai-agents)",
+    )
+
+
+def _session_factory(class_name: str) -> Callable[[BackendRequest], Any]:
+    def build(request: BackendRequest) -> Any:
+        factory = getattr(importlib.import_module("agentdeck_openai.sessions"), class_name)
+        return factory.from_request(request)
+
+    build.__qualname__ = f"{class_name}.from_request"
+    return build
+
+
+@agentdeck.hookimpl
+def agentdeck_register_session_factories(register: RegisterScheme) -> None:
+    for scheme, (class_name, description) in SESSION_FACTORIES.items():
+        register(scheme, _session_factory(class_name), description=description)

@@ -1,0 +1,360 @@
+"""One play of an agent run: the SDK's streamed run, translated, controlled and parked.
+
+A play starts a run (``Entry.FRESH``) or continues one from the engine-state area (after a pause,
+or with the answers to an approval), streams it with ``Runner.run_streamed`` and yields canonical
+payloads as they come. It ends with exactly one final payload:
+
+* ``run.completed``: the artifacts tools produced, then the final text (a ``TextBlock``) or the
+  structured output (a ``DataBlock``); ``usage`` is the sum of every ``usage.reported`` in the
+  run's log, so the total always agrees with the per-call events;
+* ``run.failed``: see :mod:`agentdeck_openai.failures`;
+* ``run.interrupted``: a tool call waits for approval (see :mod:`agentdeck_openai.approvals`);
+* a control directive's ``run.paused``/``run.cancelled``.
+
+**Run control.** The stream loop passes the ``stream_item`` safe point after recording the
+payloads of each stream event that produced any; tool wrappers pass ``tool_dispatch`` before a
+tool body runs. On a directive the SDK run is cancelled at once and drained, and the directive's
+payloads end the play.
+
+**Pause and continue.** Before ``run.paused`` the SDK's ``RunState`` (``to_state()`` of the
+cancelled run) is saved in the state area. It holds every completed model turn and tool result, so
+the continuation neither repeats a tool that ran nor loses one: it re-asks the model call that was
+cut (whose partial ``text.delta`` events stay in the log; ``message.completed`` carries each
+message's final text), or, when the pause came at a tool's dispatch, re-asks the model turn that
+requested the tool, which never ran. The conversation session is left as the SDK keeps it for a
+resumed state, so no input is recorded twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import Any
+
+from agents import RunConfig, Runner, RunState
+from agents.result import RunResultStreaming
+from agents.run_context import RunContextWrapper
+
+from agentdeck.content import ContentBlock, DataBlock, TextBlock
+from agentdeck.errors import ReplayError
+from agentdeck.events import (
+    AnswerOrigin,
+    ControlVerb,
+    Event,
+    Payload,
+    RunCompleted,
+    RunInterrupted,
+    SafePoint,
+    Usage,
+    UsageReported,
+)
+from agentdeck.ports import Entry, Invocation
+from agentdeck_openai.approvals import (
+    REJECTED,
+    STATE_NAME,
+    Decision,
+    Parked,
+    Pending,
+    answers_of,
+    decided_event,
+    interrupt_event,
+    load_parked,
+    new_interrupt_id,
+    pending_of,
+    read_decision,
+    used_interrupt_ids,
+)
+from agentdeck_openai.compile import CompiledAgent
+from agentdeck_openai.failures import failure_of, tool_failure
+from agentdeck_openai.hooks import HookFailed
+from agentdeck_openai.inputs import to_sdk_input
+from agentdeck_openai.scope import RunScope, serialize_scope
+from agentdeck_openai.tool_results import json_text, parse_arguments
+from agentdeck_openai.translate import Translator
+
+__all__ = ["Play"]
+
+_UNREADABLE_ANSWER = "The approval answer was not understood, so the call was not approved."
+
+
+class Play:
+    """Everything one play needs; :meth:`run` is the async generator of its payloads."""
+
+    def __init__(
+        self,
+        invocation: Invocation,
+        compiled: CompiledAgent,
+        *,
+        run_config: RunConfig,
+        session: Any,
+        max_turns: int,
+        use_responses: bool,
+    ) -> None:
+        self.invocation = invocation
+        self.compiled = compiled
+        self.run_config = run_config
+        self.session = session
+        self.max_turns = max_turns
+        self.use_responses = use_responses
+        self.scope = RunScope(invocation)
+        self.translator = Translator(self.scope, invocation.history)
+        self.decided: list[str] = []
+        self.interrupts: dict[str, str] = {}
+        """Open interrupt id -> call id (interrupts announced and not yet answered)."""
+
+    @property
+    def agent_name(self) -> str:
+        return self.compiled.declaration.name
+
+    async def run(self) -> AsyncIterator[Payload]:
+        invocation = self.invocation
+        if invocation.entry is Entry.FRESH:
+            run_input: Any = to_sdk_input(invocation.input, use_responses=self.use_responses)
+        else:
+            parked = await load_parked(invocation.state, invocation.run_id)
+            if parked is None:
+                if invocation.entry is Entry.ANSWERED:
+                    raise ReplayError(
+                        f"run '{invocation.run_id}' waits for an approval, but its saved state "
+                        f"({STATE_NAME}) is missing from the engine-state area",
+                        run_id=invocation.run_id,
+                        reason="state_missing",
+                    )
+                # Paused before the SDK kept anything: the turn is played again from its input.
+                run_input = to_sdk_input(invocation.input, use_responses=self.use_responses)
+            else:
+                state = await self._restore(parked)
+                left: list[Pending] = []
+                for payload in self._apply_answers(state, parked, left):
+                    yield payload
+                if left:
+                    yield await self._park(state, left)
+                    return
+                run_input = state
+        while True:
+            result = Runner.run_streamed(
+                self.compiled.sdk_agent,
+                run_input,
+                context=self.scope,
+                max_turns=self.max_turns,
+                run_config=self.run_config,
+                session=self.session,
+            )
+            error: Exception | None = None
+            stream = result.stream_events()
+            self.scope.attach(result.cancel)
+            try:
+                async with contextlib.aclosing(self._stream(stream)) as translated:
+                    async for payload in translated:
+                        yield payload
+            except Exception as exc:
+                error = exc
+            finally:
+                self.scope.attach(None)
+                await _stop(result, stream)
+
+            if self.scope.directive is not None:
+                for payload in await self._obey(result):
+                    yield payload
+                return
+            if self.scope.failure is not None:
+                failure = self.scope.failure
+                for payload in self.translator.close_open_call(
+                    failure.call_id, f"the tool raised {failure.error_type}"
+                ):
+                    yield payload
+                await self._forget()
+                yield tool_failure(failure)
+                return
+            if error is not None:
+                await self._forget()
+                yield failure_of(error, agent=self.agent_name, max_turns=self.max_turns)
+                return
+            if result.interruptions:
+                state = result.to_state()
+                left = []
+                try:
+                    decided = await self._apply_policy(
+                        state, pending_of(result.interruptions), left
+                    )
+                except HookFailed as failed:
+                    await self._forget()
+                    yield failure_of(failed, agent=self.agent_name, max_turns=self.max_turns)
+                    return
+                for payload in decided:
+                    yield payload
+                if left:
+                    yield await self._park(state, left)
+                    return
+                run_input = state
+                continue
+            await self._forget()
+            yield RunCompleted(output=self._output(result.final_output), usage=self._usage())
+            return
+
+    # ------------------------------------------------------------------ streaming
+
+    async def _stream(self, stream: AsyncIterator[Any]) -> AsyncGenerator[Payload, None]:
+        scope = self.scope
+        async for event in stream:
+            payloads = self.translator.translate(event)
+            if not payloads:
+                continue
+            for payload in payloads:
+                if scope.stopping:
+                    return
+                yield payload
+            if scope.stopping or await scope.safepoint(SafePoint.STREAM_ITEM) is not None:
+                return
+
+    async def _obey(self, result: RunResultStreaming) -> tuple[Payload, ...]:
+        """Persist what a pause needs, and hand back the directive's payloads to end the play."""
+        directive = self.scope.directive
+        assert directive is not None
+        if directive.verb is ControlVerb.PAUSE:
+            await self._save(result.to_state(), {})
+        else:
+            await self._forget()
+        return directive.payloads
+
+    # ------------------------------------------------------------------ approvals
+
+    async def _restore(self, parked: Parked) -> RunState[Any, Any]:
+        try:
+            state = await RunState.from_string(
+                self.compiled.sdk_agent,
+                parked.sdk_state,
+                context_override=RunContextWrapper(context=self.scope),
+            )
+        except Exception as stale:  # the SDK raises several types, some with redacted details
+            raise ReplayError(
+                f"run '{self.invocation.run_id}': its saved state no longer fits agent "
+                f"'{self.agent_name}' (was the agent changed since the run stopped?)",
+                run_id=self.invocation.run_id,
+                reason="code_changed",
+            ) from stale
+        self.scope.artifacts.extend(parked.artifacts)
+        self.decided = list(parked.decided)
+        self.interrupts = dict(parked.interrupts)
+        return state
+
+    def _apply_answers(
+        self, state: RunState[Any, Any], parked: Parked, left: list[Pending]
+    ) -> list[Payload]:
+        """Apply the answers the log records for the open interrupts; collect what is left."""
+        decided: list[Payload] = []
+        answers = answers_of(self.invocation.history, self.invocation.answers)
+        by_call = {iid_call: iid for iid, iid_call in parked.interrupts.items()}
+        for pending in pending_of(state.get_interruptions()):
+            if pending.call_id in self.decided:
+                continue
+            interrupt_id = by_call.get(pending.call_id)
+            if interrupt_id is None or interrupt_id not in answers:
+                left.append(pending)
+                continue
+            decision = read_decision(answers[interrupt_id]) or Decision(False, _UNREADABLE_ANSWER)
+            _apply(state, pending, decision)
+            self.decided.append(pending.call_id)
+            self.interrupts.pop(interrupt_id, None)
+            decided.append(decided_event(pending, decision, AnswerOrigin.HUMAN, interrupt_id))
+        return decided
+
+    async def _apply_policy(
+        self, state: RunState[Any, Any], pending: Sequence[Pending], left: list[Pending]
+    ) -> list[Payload]:
+        """Offer each pending call to its agent's policy; collect what it leaves to a person."""
+        decided: list[Payload] = []
+        for call in pending:
+            policy = self.compiled.policy_for(call.agent)
+            verdict = None
+            if policy is not None:
+                verdict = await policy.call(
+                    "approve_tool_call",
+                    self.scope,
+                    agent=call.agent,
+                    tool=call.tool,
+                    args=parse_arguments(call.arguments).value,
+                    call_id=call.call_id,
+                )
+            decision = read_decision(verdict)
+            if decision is None:
+                left.append(call)
+                continue
+            _apply(state, call, decision)
+            self.decided.append(call.call_id)
+            decided.append(decided_event(call, decision, AnswerOrigin.POLICY))
+        return decided
+
+    async def _park(self, state: RunState[Any, Any], left: Sequence[Pending]) -> RunInterrupted:
+        """Save the state and ask about the first call still waiting (one question per play)."""
+        call = left[0]
+        asked = {call_id: iid for iid, call_id in self.interrupts.items()}
+        interrupt_id = asked.get(call.call_id) or new_interrupt_id(
+            call.call_id, used_interrupt_ids(self.invocation.history) | set(self.interrupts)
+        )
+        interrupts = {interrupt_id: call.call_id}
+        await self._save(state, interrupts)
+        return interrupt_event(call, interrupt_id)
+
+    # ------------------------------------------------------------------ state area
+
+    async def _save(self, state: RunState[Any, Any], interrupts: dict[str, str]) -> None:
+        area = self.invocation.state
+        if area is None:
+            return
+        parked = Parked(
+            sdk_state=state.to_string(context_serializer=serialize_scope),
+            interrupts=interrupts,
+            decided=list(self.decided),
+            artifacts=list(self.scope.artifacts),
+        )
+        await area.put(STATE_NAME, parked.to_bytes())
+
+    async def _forget(self) -> None:
+        if self.invocation.state is not None:
+            await self.invocation.state.delete(STATE_NAME)
+
+    # ------------------------------------------------------------------ the result
+
+    def _output(self, final: Any) -> list[ContentBlock]:
+        output: list[ContentBlock] = list(self.scope.artifacts)
+        if self.compiled.structured_output and final is not None:
+            output.append(DataBlock(data=json.loads(json_text(final))))
+        elif isinstance(final, str):
+            output.append(TextBlock(text=final))
+        elif final is not None:
+            output.append(DataBlock(data=json.loads(json_text(final))))
+        return output
+
+    def _usage(self) -> Usage:
+        total = Usage()
+        for usage in _reported(self.invocation.history):
+            total = total + usage
+        for usage in self.translator.usage:
+            total = total + usage
+        return total
+
+
+def _reported(history: Sequence[Event]) -> list[Usage]:
+    return [e.payload.usage for e in history if isinstance(e.payload, UsageReported)]
+
+
+def _apply(state: RunState[Any, Any], pending: Pending, decision: Decision) -> None:
+    if decision.approved:
+        state.approve(pending.item)
+    else:
+        state.reject(pending.item, rejection_message=decision.message or REJECTED)
+
+
+async def _stop(result: RunResultStreaming, stream: AsyncIterator[Any]) -> None:
+    """End the SDK run now (a no-op if it finished) and let its stream wind down."""
+    if not result.is_complete:
+        result.cancel()
+    with contextlib.suppress(Exception):
+        async for _ in stream:
+            pass
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        with contextlib.suppress(Exception):
+            await aclose()

@@ -1,0 +1,158 @@
+"""The run scope: the object the Agents SDK carries as its run context during one play.
+
+The SDK hands its run context to every tool, instructions callable and hook it calls, and back to
+us when a run is restored from a serialized state. AgentDeck puts one :class:`RunScope` there per
+play. It carries what our wrappers need and the SDK must never see or serialize:
+
+* the :class:`~agentdeck.context.ToolCtx` handle (the application's live context and the run's
+  identity) that tools, instructions and hooks receive;
+* the run-control gate: every safe point of the play, from the stream loop and from inside tool
+  wrappers running in the SDK's own task, goes through :meth:`RunScope.safepoint`, so the
+  runtime's checkpoint is never called again once it has answered with a directive;
+* what tool wrappers learned while the SDK ran them (a result the model got as an error text, a
+  tool that raised, events such as plan updates), for the stream loop to record in order.
+
+The SDK serializes its run context into a ``RunState``; :func:`serialize_scope` makes that an
+empty mapping, so the application's object never reaches the engine-state area.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from agents.run_context import RunContextWrapper
+
+from agentdeck.content import ContentBlock
+from agentdeck.context import ToolCtx
+from agentdeck.events import Payload, SafePoint
+from agentdeck.ports import ControlDirective, Invocation
+
+__all__ = ["RunScope", "ToolFailure", "ToolNote", "scope_of", "serialize_scope"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFailure:
+    """A tool body raised: the run ends ``run.failed(tool_error)`` naming it.
+
+    Only the exception's *type* is kept: its text may carry anything the tool saw.
+    """
+
+    call_id: str | None
+    tool: str
+    error_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolNote:
+    """What a wrapper knows of one call it served: the exact text the model received, and why
+    that text is an error message instead of the tool's result (when it is)."""
+
+    text: str
+    error: str | None = None
+
+
+class _Halted(Exception):
+    """Internal: a tool wrapper stopped at a safe point of a play that cannot be cancelled."""
+
+
+class RunScope:
+    """Per-play state shared by the stream loop and the wrappers the SDK calls.
+
+    Single event loop, so no locking beyond the safe-point gate, which serializes checkpoints
+    reached concurrently (the stream loop and parallel tool calls).
+    """
+
+    def __init__(self, invocation: Invocation) -> None:
+        self.invocation = invocation
+        self.tool_ctx: ToolCtx[Any] = ToolCtx(
+            invocation.context,
+            run_id=invocation.run_id,
+            session_id=invocation.session_id,
+            namespace=invocation.namespace,
+        )
+        self.directive: ControlDirective | None = None
+        self.failure: ToolFailure | None = None
+        self.notes: dict[str, ToolNote] = {}
+        """call id -> what the wrapper served for it."""
+        self.artifacts: list[ContentBlock] = []
+        """Blocks tools produced for the user (images), in order: they open ``run.completed``."""
+        self._emitted: dict[str | None, list[Payload]] = {}
+        self._gate = asyncio.Lock()
+        self._halt: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------------ run control
+
+    def attach(self, halt: Callable[[], None] | None) -> None:
+        """Name how to stop the SDK run now playing (its ``cancel``), or ``None`` between runs."""
+        self._halt = halt
+
+    @property
+    def stopping(self) -> bool:
+        return self.directive is not None
+
+    async def safepoint(self, point: SafePoint) -> ControlDirective | None:
+        """Reach a safe point: the runtime's directive, if it has one, stops the SDK run.
+
+        Once a directive has been given, every later safe point returns it without asking the
+        runtime again (asking after a directive breaks the engine contract).
+        """
+        async with self._gate:
+            if self.directive is not None:
+                return self.directive
+            directive = await self.invocation.safepoint(point)
+            if directive is not None:
+                self.directive = directive
+                if self._halt is not None:
+                    self._halt()
+            return directive
+
+    async def before_dispatch(self) -> None:
+        """The tool-dispatch safe point: returns when the tool may run, never when it may not.
+
+        A directive cancels the SDK run, whose cancellation ends the wait below; the tool body
+        is never called. The play then records the directive and stops.
+        """
+        if await self.safepoint(SafePoint.TOOL_DISPATCH) is None:
+            return
+        if self._halt is None:
+            raise _Halted  # no SDK run to cancel: fail the call rather than wait forever
+        await _wait_for_cancellation()
+
+    # ------------------------------------------------------------------ what tools report
+
+    def emit(self, payload: Payload, call_id: str | None) -> None:
+        """Queue an event a tool produced while serving ``call_id``; the stream loop records it
+        just before that call's ``tool.call.completed``."""
+        self._emitted.setdefault(call_id, []).append(payload)
+
+    def take_emitted(self, call_id: str | None) -> list[Payload]:
+        return self._emitted.pop(call_id, [])
+
+    def note(self, call_id: str | None, text: str, error: str | None = None) -> None:
+        if call_id:
+            self.notes[call_id] = ToolNote(text=text, error=error)
+
+    def record_failure(self, call_id: str | None, tool: str, exc: BaseException) -> None:
+        if self.failure is None:
+            self.failure = ToolFailure(call_id=call_id, tool=tool, error_type=type(exc).__name__)
+
+
+async def _wait_for_cancellation() -> NoReturn:
+    await asyncio.Event().wait()
+    raise _Halted  # unreachable: the wait ends only by cancellation
+
+
+def scope_of(context: object) -> RunScope | None:
+    """The :class:`RunScope` of an SDK run context, or ``None`` for a run AgentDeck did not start
+    (``Agent.run()``-style headless use of the compiled agent)."""
+    value = context.context if isinstance(context, RunContextWrapper) else context
+    return value if isinstance(value, RunScope) else None
+
+
+def serialize_scope(_context: Any) -> Mapping[str, Any]:
+    """What a ``RunState`` stores of our run context: nothing. The live context stays in memory;
+    a restored run gets the new play's scope instead."""
+    return {}

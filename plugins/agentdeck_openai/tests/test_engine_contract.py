@@ -1,0 +1,117 @@
+"""The openai engine passes the core's engine contract kit, over the real HTTP path.
+
+Every scenario is an ``Agent`` whose model is the loopback server; turns are matched to the
+scenario by the agent's instructions, and answer as often as asked (a paused run re-asks its cut
+model call, a fresh engine instance continues a parked one).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from agentdeck import Agent
+from agentdeck.content import ContentBlock, TextBlock
+from agentdeck.ports import Engine
+from agentdeck.testing.engine_kit import EngineContract, EngineScenarios
+from agentdeck.tools import tool
+from agentdeck_openai.testing import LoopbackModelServer, ModelRequest, Script, reply, tool_call
+
+
+def _support() -> ModuleType:
+    if "engine_support" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "engine_support", Path(__file__).with_name("engine_support.py")
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["engine_support"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["engine_support"]
+
+
+support = _support()
+
+SECRET = "the vault code is 4711"
+
+
+@tool
+def explode() -> str:
+    """Always fails."""
+    raise RuntimeError(SECRET)
+
+
+@tool
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    return f"deleted {path}"
+
+
+def _for(instructions: str, *, answered: bool | None = None) -> Callable[[ModelRequest], bool]:
+    def rule(request: ModelRequest) -> bool:
+        if request.instructions != instructions:
+            return False
+        return answered is None or bool(request.tool_outputs) is answered
+
+    rule.__name__ = f"{instructions}{'' if answered is None else f'_answered={answered}'}"
+    return rule
+
+
+COMPLETES = Agent(name="Completes", instructions="completes")
+FAILS = Agent(name="Fails", instructions="fails", tools=[explode])
+STREAMS = Agent(name="Streams", instructions="streams")
+ASKS = Agent(name="Asks", instructions="asks", tools=[delete_file], interrupt_on=["delete_file"])
+
+
+@pytest.fixture
+def contract_server() -> Iterator[LoopbackModelServer]:
+    script = Script(
+        [
+            reply("done", when=_for("completes"), times=None),
+            tool_call("explode", when=_for("fails"), times=None),
+            reply("one two three four", when=_for("streams"), times=None),
+            tool_call(
+                "delete_file", {"path": "notes.txt"}, when=_for("asks", answered=False), times=None
+            ),
+            reply("deleted it", when=_for("asks", answered=True), times=None),
+        ]
+    )
+    with LoopbackModelServer(script) as server:
+        yield server
+
+
+def _check_output(name: str, output: list[ContentBlock]) -> bool:
+    expected = {"completes": "done", "streams": "one two three four", "asks": "deleted it"}
+    return output == [TextBlock(text=expected[name])]
+
+
+class TestOpenAIEngineContract(EngineContract):
+    @pytest.fixture
+    def engine_factory(self, contract_server: LoopbackModelServer) -> Callable[[], Engine]:
+        return lambda: support.make_engine(contract_server)
+
+    @pytest.fixture
+    def scenarios(self) -> EngineScenarios:
+        return EngineScenarios(
+            completes=COMPLETES,
+            fails=FAILS,
+            streams=STREAMS,
+            asks=ASKS,
+            answer_value={"approved": True},
+            failure_text=SECRET,
+            input="hello",
+            check_output=_check_output,
+        )
+
+
+class TestOpenAIEngineContractOverChatCompletions(TestOpenAIEngineContract):
+    """The same contract when model calls go through Chat Completions."""
+
+    @pytest.fixture
+    def engine_factory(self, contract_server: LoopbackModelServer) -> Callable[[], Engine]:
+        return lambda: support.make_engine(contract_server, chat=True)

@@ -1,0 +1,95 @@
+"""MCP servers from the catalog: started when the engine opens, their tools offered, stopped on
+close. The server is a real stdio MCP server (``mcp_echo_server.py``, mcp 2.x)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from agentdeck import Agent
+from agentdeck.catalog import Catalog
+from agentdeck.content import TextBlock
+from agentdeck.errors import ConfigError
+from agentdeck.events import ToolCallCompleted
+from agentdeck.mcp import MCP, MCPServerSpec
+from agentdeck.testing.engine_kit import (
+    check_completed,
+    check_interrupted,
+    drive,
+    make_invocation,
+)
+from agentdeck_openai.testing import LoopbackModelServer, reply, tool_call
+
+
+def _support() -> ModuleType:
+    if "engine_support" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "engine_support", Path(__file__).with_name("engine_support.py")
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["engine_support"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["engine_support"]
+
+
+support = _support()
+
+ECHO = MCPServerSpec(
+    name="echo",
+    transport="stdio",
+    command=sys.executable,
+    args=(str(Path(__file__).with_name("mcp_echo_server.py")),),
+)
+
+
+async def test_a_catalog_mcp_server_is_started_on_open_and_its_tool_is_called(
+    model_server: LoopbackModelServer,
+) -> None:
+    agent = Agent(name="Echoer", instructions="Shout.", mcp_servers=["echo"])
+    engine = support.make_engine(model_server, catalog=Catalog(agents=[agent], mcp=MCP([ECHO])))
+    invocable = engine.compile(agent)  # as a deck does: build, then open
+    model_server.script.add(tool_call("shout", {"text": "hello"}, call_id="m1"), reply("HELLO!"))
+
+    async with support.opened(engine):
+        result = await drive(engine, make_invocation(engine, agent, "shout hello"))
+        assert "shout" in model_server.model_requests[0].tool_names
+        assert invocable.compiled.sdk_agent.mcp_servers  # attached while open
+
+    assert check_completed(result) == [TextBlock(text="HELLO!")]
+    [completed] = support.payloads(result, ToolCallCompleted)
+    assert completed.tool == "shout"
+    assert "HELLO" in support.tool_output_sent(model_server, "m1")
+    assert invocable.compiled.sdk_agent.mcp_servers == []  # detached once closed
+
+
+async def test_an_mcp_tool_in_interrupt_on_waits_for_approval(
+    model_server: LoopbackModelServer,
+) -> None:
+    agent = Agent(name="Careful", instructions="x", mcp_servers=["echo"], interrupt_on=["shout"])
+    engine = support.make_engine(model_server, catalog=Catalog(agents=[agent], mcp=MCP([ECHO])))
+    model_server.script.add(tool_call("shout", {"text": "hey"}, call_id="m2"))
+
+    async with support.opened(engine):
+        parked = await drive(engine, make_invocation(engine, agent, "shout"))
+
+    assert check_interrupted(parked) == "approval-m2"
+
+
+async def test_a_server_that_cannot_start_refuses_the_open_naming_it(
+    model_server: LoopbackModelServer, tmp_path: Path
+) -> None:
+    broken = MCPServerSpec(
+        name="broken", transport="stdio", command=sys.executable, args=(str(tmp_path / "nope.py"),)
+    )
+    agent = Agent(name="B", instructions="x", mcp_servers=["broken"])
+    engine = support.make_engine(model_server, catalog=Catalog(agents=[agent], mcp=MCP([broken])))
+    engine.compile(agent)
+
+    with pytest.raises(ConfigError, match="MCP server 'broken' could not be started"):
+        await engine.open()
+    await engine.close()
