@@ -21,11 +21,12 @@ from agentdeck import (
 from agentdeck.settings import Settings
 from agentdeck_openai.testing import LoopbackModelServer, reply, tool_call
 
-GREETER = """
-from agentdeck import Agent
-
-greeter = Agent(name="Greeter", instructions="You are a friendly scheduling assistant. Keep replies to one short sentence.")
-"""
+# The spec's bundle, verbatim (its one long line is why this is a constant).
+GREETER = (
+    "from agentdeck import Agent\n\n"
+    'greeter = Agent(name="Greeter", instructions="You are a friendly scheduling assistant. '
+    'Keep replies to one short sentence.")\n'
+)
 
 
 def project(tmp_path: Path) -> Path:
