@@ -1,0 +1,190 @@
+"""SQLite URLs, connections and the versioned schema shared by the store, control and leases.
+
+Every table lives in one file and one schema, created or migrated by whichever of the three
+opens the file first (in one ``BEGIN IMMEDIATE`` transaction, so processes opening it at once
+agree): the store's ``prune`` can then drop a finished run's control requests and lease along
+with its log.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote
+
+from agentdeck.errors import ConfigError, StoreError
+from agentdeck_stores._sql import SCHEMA_VERSION
+
+__all__ = ["MIGRATIONS", "SqliteTarget", "connect", "ensure_schema", "parse_url", "store_error"]
+
+BACKEND = "sqlite"
+BUSY_TIMEOUT = 10.0
+"""Seconds a connection waits for another process's write lock before giving up."""
+
+_SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL", "extra": "EXTRA"}
+
+
+@dataclass(frozen=True, slots=True)
+class SqliteTarget:
+    """Where a ``sqlite://`` URL points and how durably to commit there."""
+
+    path: str
+    """Absolute: a relative URL path is resolved against the working directory when the
+    backend is built, so a later ``chdir`` cannot move the state."""
+    synchronous: str = "FULL"
+
+
+def parse_url(url: str) -> SqliteTarget:
+    """``sqlite:///rel/path``, ``sqlite:////abs/path`` or ``sqlite://rel/path``.
+
+    The query may set ``synchronous`` to ``full`` (the default: a commit survives power loss),
+    ``normal`` (survives a crash of the process, not of the machine) or ``extra``.
+    """
+    scheme, sep, rest = url.partition("://")
+    if scheme.lower() != BACKEND or not sep:
+        raise ConfigError(
+            f"{url!r} is not a SQLite URL; use sqlite:///relative/path.db, "
+            "sqlite:////absolute/path.db or sqlite://relative/path.db",
+            accepted=["sqlite:///relative/path.db", "sqlite:////absolute/path.db"],
+        )
+    rest, _, query = rest.partition("?")
+    raw = unquote(rest[1:] if rest.startswith("/") else rest)
+    if not raw or raw == ":memory:" or raw.startswith("file:"):
+        raise ConfigError(
+            f"{url!r} names no database file; give a path (sqlite:///state.db), or use "
+            "memory:// for state that lives only in this process",
+            accepted=["sqlite:///relative/path.db", "sqlite:////absolute/path.db", "memory://"],
+        )
+    synchronous = "FULL"
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if name != "synchronous" or value.lower() not in _SYNCHRONOUS:
+            raise ConfigError(
+                f"{url!r}: unknown option {name}={value!r}; the one option is "
+                "synchronous=full|normal|extra",
+                accepted=[f"synchronous={level}" for level in _SYNCHRONOUS],
+            )
+        synchronous = _SYNCHRONOUS[value.lower()]
+    return SqliteTarget(path=os.path.abspath(raw), synchronous=synchronous)
+
+
+def store_error(url: str, exc: BaseException, doing: str = "") -> StoreError:
+    """A driver failure as the error callers see (the URL of a file carries no password)."""
+    retryable = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+    what = f"{doing}: " if doing else ""
+    return StoreError(
+        f"{what}{type(exc).__name__}: {exc}", backend=BACKEND, url=url, retryable=retryable
+    )
+
+
+def connect(target: SqliteTarget) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, busy-waiting."""
+    Path(target.path).parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(
+        target.path,
+        timeout=BUSY_TIMEOUT,
+        isolation_level=None,
+        check_same_thread=False,
+        cached_statements=256,
+    )
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute(f"PRAGMA synchronous={target.synchronous}")
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE agentdeck_runs (
+            ordinal INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL UNIQUE,
+            ns TEXT NOT NULL,
+            name TEXT NOT NULL,
+            invocable_kind TEXT NOT NULL,
+            session_id TEXT,
+            run_key TEXT,
+            parent_run_id TEXT,
+            status TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            wake_at INTEGER,
+            holds_session INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX agentdeck_runs_ns ON agentdeck_runs (ns, ordinal)",
+        "CREATE INDEX agentdeck_runs_ns_status ON agentdeck_runs (ns, status, ordinal)",
+        """CREATE INDEX agentdeck_runs_ns_session ON agentdeck_runs (ns, session_id, ordinal)
+            WHERE session_id IS NOT NULL""",
+        """CREATE UNIQUE INDEX agentdeck_runs_session_holder ON agentdeck_runs (ns, session_id)
+            WHERE holds_session = 1""",
+        """CREATE UNIQUE INDEX agentdeck_runs_key ON agentdeck_runs (ns, run_key)
+            WHERE run_key IS NOT NULL""",
+        """CREATE INDEX agentdeck_runs_wake ON agentdeck_runs (status, wake_at)
+            WHERE wake_at IS NOT NULL""",
+        "CREATE INDEX agentdeck_runs_ns_name ON agentdeck_runs (ns, name, ordinal)",
+        """CREATE INDEX agentdeck_runs_parent ON agentdeck_runs (parent_run_id, ordinal)
+            WHERE parent_run_id IS NOT NULL""",
+        """CREATE TABLE agentdeck_events (
+            run_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE agentdeck_engine_state (
+            run_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            value BLOB NOT NULL,
+            PRIMARY KEY (run_id, name)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE agentdeck_control (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL,
+            verb TEXT NOT NULL,
+            reason TEXT,
+            requested_at INTEGER NOT NULL,
+            UNIQUE (run_id, verb)
+        )""",
+        """CREATE TABLE agentdeck_leases (
+            run_id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID""",
+        "CREATE INDEX agentdeck_leases_expiry ON agentdeck_leases (expires_at, run_id)",
+    ),
+}
+"""Schema version -> the statements that bring the previous version to it."""
+
+assert max(MIGRATIONS) == SCHEMA_VERSION
+
+
+def ensure_schema(connection: sqlite3.Connection, url: str) -> None:
+    """Create or migrate the schema to :data:`SCHEMA_VERSION`, atomically."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute("CREATE TABLE IF NOT EXISTS agentdeck_schema (version INTEGER NOT NULL)")
+        row = connection.execute("SELECT max(version) FROM agentdeck_schema").fetchone()
+        current = int(row[0]) if row[0] is not None else 0
+        if current > SCHEMA_VERSION:
+            raise StoreError(
+                f"the database has schema version {current}, written by a newer agentdeck-stores "
+                f"(this one reads up to {SCHEMA_VERSION}); upgrade agentdeck-stores",
+                backend=BACKEND,
+                url=url,
+            )
+        for version in range(current + 1, SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS[version]:
+                connection.execute(statement)
+        if current < SCHEMA_VERSION:
+            connection.execute("DELETE FROM agentdeck_schema")
+            connection.execute(
+                "INSERT INTO agentdeck_schema (version) VALUES (?)", (SCHEMA_VERSION,)
+            )
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise

@@ -1,0 +1,199 @@
+"""Threads that own SQLite connections, so no SQLite call ever runs on an event loop.
+
+The stdlib driver is used directly rather than through aiosqlite: aiosqlite hops to its thread
+and back once per statement, while a write here is several statements. A
+:class:`ConnectionThread` runs whole units of work (a read, a transaction) in its thread and
+hands the result back to the caller's loop with one thread-safe callback.
+
+The writer is a :class:`ConnectionThread` with a *batch* function: the conditional writes queued
+while it was busy (opens and appends from every run) are taken together and committed in one
+transaction, which is what makes durable appends cheap -- one commit (one WAL ``fsync``) per
+batch rather than per append. A caller still gets its answer only after that commit (the batch
+function commits, and wakes followers, before it returns).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import copy
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from agentdeck.errors import AgentDeckError
+
+__all__ = ["MAX_BATCH", "BatchFunction", "ConnectionThread"]
+
+_T = TypeVar("_T")
+_J = TypeVar("_J")
+
+MAX_BATCH = 512
+"""The most queued writes one transaction takes (bounds the time any one commit holds the lock)."""
+
+BatchFunction = Callable[[sqlite3.Connection, Sequence[_J]], list[tuple[Any, BaseException | None]]]
+"""Runs a batch of queued jobs in one transaction; one ``(result, error)`` per job, in order."""
+
+Settled = tuple["asyncio.Future[Any]", Any, BaseException | None]
+
+
+def _settle(items: list[Settled]) -> None:
+    """Resolve futures on their own loop (a caller that gave up has cancelled its future)."""
+    for future, result, error in items:
+        if future.done():
+            continue
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+
+def _deliver(items: list[Settled]) -> None:
+    """From a worker thread: resolve each future on its loop, one callback per loop."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[Settled]] = {}
+    for item in items:
+        by_loop.setdefault(item[0].get_loop(), []).append(item)
+    for loop, settled in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # a closed loop took its callers with it
+            loop.call_soon_threadsafe(_settle, settled)
+
+
+@dataclass(slots=True)
+class _Call:
+    fn: Callable[[sqlite3.Connection], Any]
+    future: asyncio.Future[Any]
+
+
+@dataclass(slots=True)
+class _Queued(Generic[_J]):
+    job: _J
+    future: asyncio.Future[Any]
+
+
+_STOP = object()
+
+
+class ConnectionThread(Generic[_J]):
+    """A daemon thread owning one connection, running queued work in order.
+
+    Several threads may share one queue (a reader pool): each takes the next unit of work.
+    ``translate`` turns a driver exception into the error callers see; errors AgentDeck raises on
+    purpose (a refused append) pass through untouched.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        connect: Callable[[], sqlite3.Connection],
+        translate: Callable[[BaseException], BaseException],
+        *,
+        batch: BatchFunction[_J] | None = None,
+        work: queue.SimpleQueue[Any] | None = None,
+    ) -> None:
+        self._connect = connect
+        self._translate = translate
+        self._batch = batch
+        self.work: queue.SimpleQueue[Any] = work if work is not None else queue.SimpleQueue()
+        self._started: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._stopped: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+
+    # -- the caller's side --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the thread and wait until its connection is open (raising if it failed)."""
+        self._thread.start()
+        await asyncio.wrap_future(self._started)
+
+    async def call(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``fn(connection)`` in the thread and return its result."""
+        future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
+        self.work.put(_Call(fn, future))
+        return await future
+
+    async def submit(self, job: _J) -> Any:
+        """Queue a job for the batch function; its result once the batch committed."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.work.put(_Queued(job, future))
+        return await future
+
+    def request_stop(self) -> None:
+        """Queue the stop: everything queued before it still runs."""
+        self.work.put(_STOP)
+
+    async def stopped(self) -> None:
+        await asyncio.wrap_future(self._stopped)
+
+    # -- the thread's side --------------------------------------------------------------------
+
+    def _main(self) -> None:
+        try:
+            connection = self._connect()
+        except BaseException as exc:
+            self._started.set_exception(self._translate(exc))
+            self._stopped.set_result(None)
+            return
+        self._started.set_result(None)
+        carried: Any = None
+        try:
+            while True:
+                item = carried if carried is not None else self.work.get()
+                carried = None
+                if item is _STOP:
+                    return
+                if isinstance(item, _Call):
+                    self._run_call(connection, item)
+                    continue
+                batch: list[_Queued[_J]] = [item]
+                while len(batch) < MAX_BATCH:
+                    try:
+                        following = self.work.get_nowait()
+                    except queue.Empty:
+                        break
+                    if isinstance(following, _Queued):
+                        batch.append(following)
+                    else:
+                        carried = following
+                        break
+                self._run_batch(connection, batch)
+        finally:
+            connection.close()
+            self._stopped.set_result(None)
+
+    def _run_call(self, connection: sqlite3.Connection, call: _Call) -> None:
+        try:
+            result = call.fn(connection)
+        except AgentDeckError as refused:
+            _deliver([(call.future, None, refused)])
+        except BaseException as exc:
+            _deliver([(call.future, None, self._translate(exc))])
+        else:
+            _deliver([(call.future, result, None)])
+
+    def _run_batch(self, connection: sqlite3.Connection, batch: list[_Queued[_J]]) -> None:
+        assert self._batch is not None, "only a writer takes batched jobs"
+        try:
+            outcomes = self._batch(connection, [queued.job for queued in batch])
+        except BaseException as exc:
+            error = exc if isinstance(exc, AgentDeckError) else self._translate(exc)
+            # Each caller gets its own instance: one exception object raised in several tasks
+            # would pile their tracebacks onto each other.
+            _deliver([(queued.future, None, _copy_error(error)) for queued in batch])
+            return
+        _deliver(
+            [
+                (queued.future, result, error)
+                for queued, (result, error) in zip(batch, outcomes, strict=True)
+            ]
+        )
+
+
+def _copy_error(error: BaseException) -> BaseException:
+    try:
+        return copy.copy(error)
+    except Exception:  # pragma: no cover - every AgentDeck error copies; be safe for others
+        return error

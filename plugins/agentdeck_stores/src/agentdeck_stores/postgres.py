@@ -1,0 +1,786 @@
+"""The ``postgresql://`` backends: an event store, control signals and leases on PostgreSQL.
+
+Durable (a commit is on the server's disk) and shared by every process on the same database and
+schema. Built on psycopg 3 (async) with one connection pool per port.
+
+* **Writes**: one writer task per store takes the opens and appends queued while it was busy and
+  commits them in one transaction: it locks the rows they touch (``SELECT ... ORDER BY run_id FOR
+  UPDATE``, so two writers never deadlock on each other's runs), decides every condition against
+  them (:class:`agentdeck_stores._sql.BatchPlan`), and writes the batch with one multi-row
+  statement per table. An append returns only after that commit. Claims are enforced by the
+  database too: a partial unique index allows one session holder per ``(namespace, session)`` and
+  one run per ``(namespace, key)``, so a racing writer in another process loses with a unique
+  violation, and its batch is decided again against the winner's rows.
+* **Follow**: ``LISTEN``/``NOTIFY`` (see :mod:`agentdeck_stores._pg_notify`).
+* **Schema**: the URL's ``?schema=name`` (or the first ``search_path`` entry of its ``options``)
+  is created if missing; tables are created and migrated on first open (versioned).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections import deque
+from collections.abc import AsyncIterator, Collection, Sequence
+from datetime import datetime, timedelta
+from typing import Any, ClassVar
+
+import psycopg
+
+from agentdeck.clock import Clock, SystemClock, utc
+from agentdeck.errors import AgentDeckError, InvalidInputError, StoreError
+from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload
+from agentdeck.ports import (
+    BackendRequest,
+    ControlPort,
+    ControlSignal,
+    EventStore,
+    LeasePort,
+    LeaseState,
+    NewRun,
+    OpenOutcome,
+    PruneQuery,
+    RunPage,
+    RunQuery,
+    RunRecord,
+    Takeover,
+)
+from agentdeck.status import TERMINAL, RunStatus
+from agentdeck_stores._pg_db import (
+    BACKEND,
+    PgDatabase,
+    PgTarget,
+    parse_url,
+    pipelined_transaction,
+    store_error,
+    transaction,
+)
+from agentdeck_stores._pg_notify import Listener, channel_for, notify_payloads
+from agentdeck_stores._sql import (
+    RUN_COLUMNS,
+    AppendJob,
+    BatchPlan,
+    Job,
+    OpenJob,
+    RunRow,
+    checked_payloads,
+    checked_started,
+    decode_cursor,
+    encode_cursor,
+    expected_set,
+    list_sql,
+    ns_key,
+    prune_sql,
+)
+
+__all__ = ["PostgresControlPort", "PostgresEventStore", "PostgresLeasePort", "lock_rows_sql"]
+
+MAX_BATCH = 512
+"""The most queued writes one transaction takes."""
+CONFLICT_RETRIES = 8
+"""How often a batch is decided again after losing a race to another process's writer."""
+FOLLOW_PAGE = 500
+
+Connection = psycopg.AsyncConnection[Any]
+
+
+def _moment(value: datetime) -> datetime:
+    return utc(value)
+
+
+# =========================================================================== the batch writer
+
+
+async def _fetch_all(
+    connection: Connection, query: str, params: Sequence[Any], *, prepare: bool | None = None
+) -> list[Any]:
+    cursor = await connection.execute(query, params, prepare=prepare)
+    return await cursor.fetchall()
+
+
+async def _fetch_one(connection: Connection, query: str, params: Sequence[Any]) -> Any:
+    cursor = await connection.execute(query, params)
+    return await cursor.fetchone()
+
+
+class _Preloaded:
+    """The rows a batch plan decides on, read and locked in one statement."""
+
+    def __init__(self, rows: list[RunRow]) -> None:
+        self._by_id = {row.run_id: row for row in rows}
+        self._holders = {(row.ns, row.session_id): row for row in rows if row.holds_session}
+        self._keys = {(row.ns, row.key): row for row in rows if row.key is not None}
+
+    def run(self, run_id: str) -> RunRow | None:
+        return self._by_id.get(run_id)
+
+    def session_holder(self, ns: str, session_id: str) -> RunRow | None:
+        return self._holders.get((ns, session_id))
+
+    def key_holder(self, ns: str, key: str) -> RunRow | None:
+        return self._keys.get((ns, key))
+
+
+def lock_rows_sql(jobs: Sequence[Job]) -> tuple[str, list[Any]]:
+    """The statement that reads and locks every row a batch's decisions depend on.
+
+    The runs it appends to or would open (a taken id), the current holders of the sessions it
+    opens on (through the partial unique index on ``holds_session``) and the holders of its keys
+    (through the unique key index), locked in ``run_id`` order so concurrent writers never
+    deadlock on each other's rows.
+    """
+    run_ids: set[str] = set()
+    sessions: set[tuple[str, str]] = set()
+    keys: set[tuple[str, str]] = set()
+    for job in jobs:
+        if isinstance(job, AppendJob):
+            run_ids.add(job.run_id)
+            continue
+        new = job.new
+        run_ids.add(new.run_id)
+        ns = ns_key(new.namespace)
+        if new.session_id is not None:
+            sessions.add((ns, new.session_id))
+        if new.key is not None:
+            keys.add((ns, new.key))
+    # Each part finds its rows through an index lookup per wanted id, session or key (an
+    # ``OR`` of the three would scan whole partial indexes: every live holder, every key).
+    parts = ["SELECT unnest(%b::text[])"]
+    params: list[Any] = [sorted(run_ids)]
+    if sessions:
+        parts.append(
+            "SELECT r.run_id FROM unnest(%b::text[], %b::text[]) AS s(ns, session_id) "
+            "JOIN agentdeck_runs AS r ON r.ns = s.ns AND r.session_id = s.session_id "
+            "AND r.holds_session"
+        )
+        params += [[ns for ns, _ in sessions], [session for _, session in sessions]]
+    if keys:
+        parts.append(
+            "SELECT r.run_id FROM unnest(%b::text[], %b::text[]) AS k(ns, run_key) "
+            "JOIN agentdeck_runs AS r ON r.ns = k.ns AND r.run_key = k.run_key"
+        )
+        params += [[ns for ns, _ in keys], [key for _, key in keys]]
+    query = (
+        f"SELECT {RUN_COLUMNS} FROM agentdeck_runs WHERE run_id IN "
+        f"({' UNION ALL '.join(parts)}) ORDER BY run_id FOR UPDATE"
+    )
+    return query, params
+
+
+async def _lock_rows(connection: Connection, jobs: Sequence[Job]) -> list[RunRow]:
+    query, params = lock_rows_sql(jobs)
+    # Never prepared: a statement prepared inside a pipeline that then aborts (a lost race)
+    # would be remembered by psycopg as prepared although the server dropped it.
+    rows = await _fetch_all(connection, query, params, prepare=False)
+    return [RunRow.from_db(row, _moment) for row in rows]
+
+
+async def _write_plan(connection: Connection, plan: BatchPlan, channel: str) -> None:
+    if plan.updated:
+        rows = list(plan.updated.values())
+        await connection.execute(
+            "UPDATE agentdeck_runs AS r SET status = u.status, last_seq = u.last_seq, "
+            "updated_at = u.updated_at, wake_at = u.wake_at, holds_session = u.holds_session "
+            "FROM unnest(%b::text[], %b::text[], %b::int[], %b::timestamptz[], "
+            "%b::timestamptz[], %b::bool[]) "
+            "AS u(run_id, status, last_seq, updated_at, wake_at, holds_session) "
+            "WHERE r.run_id = u.run_id",
+            [
+                [row.run_id for row in rows],
+                [row.status.value for row in rows],
+                [row.last_seq for row in rows],
+                [row.updated_at for row in rows],
+                [row.wake_at for row in rows],
+                [row.holds_session for row in rows],
+            ],
+            prepare=False,
+        )
+    if plan.inserted:
+        rows = plan.inserted
+        await connection.execute(
+            "INSERT INTO agentdeck_runs (run_id, ns, name, invocable_kind, session_id, run_key, "
+            "parent_run_id, status, created_at, updated_at, last_seq, wake_at, holds_session) "
+            "SELECT run_id, ns, name, invocable_kind, session_id, run_key, parent_run_id, "
+            "status, created_at, updated_at, last_seq, wake_at, holds_session "
+            "FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], "
+            "%b::text[], %b::text[], %b::text[], %b::timestamptz[], %b::timestamptz[], "
+            "%b::int[], %b::timestamptz[], %b::bool[]) WITH ORDINALITY "
+            "AS t(run_id, ns, name, invocable_kind, session_id, run_key, parent_run_id, status, "
+            "created_at, updated_at, last_seq, wake_at, holds_session, position) "
+            "ORDER BY position",
+            [
+                [row.run_id for row in rows],
+                [row.ns for row in rows],
+                [row.name for row in rows],
+                [row.invocable_kind for row in rows],
+                [row.session_id for row in rows],
+                [row.key for row in rows],
+                [row.parent_run_id for row in rows],
+                [row.status.value for row in rows],
+                [row.created_at for row in rows],
+                [row.updated_at for row in rows],
+                [row.last_seq for row in rows],
+                [row.wake_at for row in rows],
+                [row.holds_session for row in rows],
+            ],
+            prepare=False,
+        )
+    if plan.events:
+        events = plan.events
+        await connection.execute(
+            "INSERT INTO agentdeck_events (run_id, seq, data) "
+            "SELECT run_id, seq, data::jsonb FROM unnest(%b::text[], %b::int[], %b::text[]) "
+            "AS t(run_id, seq, data)",
+            [
+                [event.run_id for event in events],
+                [event.seq for event in events],
+                [event.data for event in events],
+            ],
+            prepare=False,
+        )
+    for payload in notify_payloads(sorted(plan.changed)):
+        await connection.execute("SELECT pg_notify(%s, %s)", (channel, payload), prepare=False)
+
+
+_RETRIED = (
+    psycopg.errors.UniqueViolation,
+    psycopg.errors.DeadlockDetected,
+    psycopg.errors.SerializationFailure,
+)
+
+
+async def _commit_batch(
+    connection: Connection, jobs: Sequence[Job], channel: str
+) -> tuple[list[tuple[Any, BaseException | None]], set[str]]:
+    """Decide and write a batch in one transaction; the outcomes and the runs that grew."""
+    Outcomes = list[tuple[Any, BaseException | None]]
+
+    async def work() -> tuple[BatchPlan, Outcomes]:
+        plan = BatchPlan(_Preloaded(await _lock_rows(connection, jobs)))
+        outcomes: Outcomes = []
+        for job in jobs:
+            try:
+                result: Any = plan.open(job) if isinstance(job, OpenJob) else plan.append(job)
+            except AgentDeckError as refused:
+                outcomes.append((None, refused))
+            else:
+                outcomes.append((result, None))
+        await _write_plan(connection, plan, channel)
+        return plan, outcomes
+
+    for attempt in range(CONFLICT_RETRIES + 1):
+        try:
+            plan, outcomes = await pipelined_transaction(connection, work)
+        except _RETRIED:
+            if attempt == CONFLICT_RETRIES:
+                raise
+            # Another process's writer claimed a session or key first (or the two deadlocked):
+            # decide the batch again, against its committed rows.
+            continue
+        return outcomes, plan.changed
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class _Writer:
+    """The task that takes queued opens and appends and commits them in batches."""
+
+    def __init__(self, store: PostgresEventStore) -> None:
+        self._store = store
+        self._queue: deque[tuple[Job, asyncio.Future[Any]]] = deque()
+        self._wakeup = asyncio.Event()
+        self._closing = False
+        self._task = asyncio.create_task(self._run(), name="agentdeck-postgres-writer")
+
+    async def submit(self, job: Job) -> Any:
+        if self._closing:
+            raise StoreError("it is closed", backend=BACKEND, url=self._store.url)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._queue.append((job, future))
+        self._wakeup.set()
+        return await future
+
+    async def close(self) -> None:
+        """Commit what is queued, then stop."""
+        self._closing = True
+        self._wakeup.set()
+        await self._task
+
+    async def _run(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            while self._queue:
+                batch = [self._queue.popleft() for _ in range(min(MAX_BATCH, len(self._queue)))]
+                await self._commit(batch)
+            if self._closing:
+                return
+
+    async def _commit(self, batch: list[tuple[Job, asyncio.Future[Any]]]) -> None:
+        store = self._store
+        jobs = [job for job, _ in batch]
+        try:
+            outcomes, changed = await store._db.run(
+                lambda connection: _commit_batch(connection, jobs, store._channel)
+            )
+        except Exception as exc:
+            failure = exc if isinstance(exc, AgentDeckError) else store_error(store.url, exc)
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(copy.copy(failure))
+            return
+        for (_, future), (result, refused) in zip(batch, outcomes, strict=True):
+            if future.done():
+                continue
+            if refused is not None:
+                future.set_exception(refused)
+            else:
+                future.set_result(result)
+        store._listener.wake(changed)
+
+
+# =========================================================================== the store
+
+
+class _Backend:
+    """URL, clock and the pool every PostgreSQL port holds."""
+
+    pool_name: ClassVar[str] = "agentdeck"
+
+    def __init__(self, url: str, clock: Clock | None) -> None:
+        self.url = url
+        self._target: PgTarget = parse_url(url)
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._db = PgDatabase(url, self._target, self.pool_name)
+        self._opened = False
+        self._closed = False
+
+    def _now(self) -> datetime:
+        return utc(self._clock.now())
+
+    def _check_usable(self) -> None:
+        if self._closed:
+            raise StoreError("it is closed", backend=BACKEND, url=self.url)
+        if not self._opened:
+            raise StoreError("open() it before use", backend=BACKEND, url=self.url)
+
+
+class PostgresEventStore(_Backend, EventStore):
+    """An :class:`~agentdeck.ports.EventStore` on PostgreSQL (see the module docstring)."""
+
+    durable: ClassVar[bool] = True
+    shared: ClassVar[bool] = True
+    pool_name = "agentdeck-events"
+
+    def __init__(self, url: str, *, clock: Clock | None = None) -> None:
+        super().__init__(url, clock)
+        self._writer: _Writer | None = None
+        self._channel = ""
+        self._listener = Listener(self._target.conninfo, "")
+
+    @classmethod
+    def from_request(cls, request: BackendRequest) -> PostgresEventStore:
+        """The factory the ``postgresql`` (and ``postgres``) scheme registers."""
+        return cls(request.url, clock=request.clock)
+
+    async def open(self) -> None:
+        if self._opened:
+            return
+        await self._db.open()
+        assert self._db.schema is not None
+        self._channel = channel_for(self._db.schema)
+        self._listener = Listener(self._target.conninfo, self._channel)
+        self._writer = _Writer(self)
+        self._opened = True
+
+    async def close(self) -> None:
+        if self._closed or not self._opened:
+            self._closed = True
+            return
+        self._closed = True
+        await self._listener.close()
+        if self._writer is not None:
+            await self._writer.close()
+        await self._db.close()
+
+    async def _submit(self, job: Job) -> Any:
+        self._check_usable()
+        assert self._writer is not None
+        return await self._writer.submit(job)
+
+    # -- writes -------------------------------------------------------------------------------
+
+    async def open_run(self, new: NewRun, *, takeover: Takeover | None = None) -> OpenOutcome:
+        checked_started(new)
+        outcome: OpenOutcome = await self._submit(OpenJob(new, takeover, self._now()))
+        return outcome
+
+    async def append(
+        self,
+        run_id: str,
+        payloads: Sequence[Payload],
+        *,
+        expect: Collection[RunStatus] | None = None,
+        expect_seq: int | None = None,
+    ) -> list[Event]:
+        job = AppendJob(
+            run_id, checked_payloads(payloads), expected_set(expect), expect_seq, self._now()
+        )
+        recorded: list[Event] = await self._submit(job)
+        return recorded
+
+    async def prune(self, query: PruneQuery) -> int:
+        self._check_usable()
+        selected = prune_sql(query, mark="%s", moment=_moment)
+        if selected is None:
+            return 0
+        select, params = selected
+
+        async def work(connection: Connection) -> int:
+            async def delete() -> int:
+                rows = await _fetch_all(
+                    connection,
+                    "DELETE FROM agentdeck_runs WHERE run_id IN "
+                    f"({select} FOR UPDATE SKIP LOCKED) RETURNING run_id",
+                    params,
+                )
+                run_ids = [run_id for (run_id,) in rows]
+                if run_ids:
+                    for table in (
+                        "agentdeck_events",
+                        "agentdeck_engine_state",
+                        "agentdeck_control",
+                        "agentdeck_leases",
+                    ):
+                        await connection.execute(
+                            f"DELETE FROM {table} WHERE run_id = ANY(%s)",
+                            (run_ids,),
+                        )
+                return len(run_ids)
+
+            return await transaction(connection, delete)
+
+        return await self._db.run(work)
+
+    async def put_state(self, run_id: str, name: str, value: bytes) -> None:
+        self._check_usable()
+        data = bytes(value)
+
+        async def work(connection: Connection) -> None:
+            await connection.execute(
+                "INSERT INTO agentdeck_engine_state (run_id, name, value) VALUES (%s, %s, %s) "
+                "ON CONFLICT (run_id, name) DO UPDATE SET value = EXCLUDED.value",
+                (run_id, name, data),
+            )
+
+        await self._db.run(work)
+
+    async def delete_state(self, run_id: str, name: str) -> None:
+        self._check_usable()
+
+        async def work(connection: Connection) -> None:
+            await connection.execute(
+                "DELETE FROM agentdeck_engine_state WHERE run_id = %s AND name = %s",
+                (run_id, name),
+            )
+
+        await self._db.run(work)
+
+    # -- reads --------------------------------------------------------------------------------
+
+    async def read(
+        self, run_id: str, *, from_seq: int = 0, limit: int | None = None
+    ) -> list[Event]:
+        self._check_usable()
+        return await self._db.run(lambda connection: _read(connection, run_id, from_seq, limit))
+
+    async def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
+        position = max(0, from_seq)
+        while True:
+            events = await self._next_events(run_id, position)
+            if events is None:
+                return
+            for event in events:
+                position = event.seq + 1
+                yield event
+                if event.kind in TERMINAL_KINDS:
+                    return
+
+    async def _next_events(self, run_id: str, position: int) -> list[Event] | None:
+        while not self._closed:
+            future = self._listener.park(run_id)
+            try:
+                events, status = await self._db.run(
+                    lambda connection: _tail(connection, run_id, position)
+                )
+                if events:
+                    return events
+                if status is not None and status in TERMINAL:
+                    return None
+                await future
+            finally:
+                self._listener.unpark(run_id, future)
+        return None
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        self._check_usable()
+        return await self._db.run(lambda connection: _one_run(connection, "run_id = %s", (run_id,)))
+
+    async def find_key(self, namespace: str | None, key: str) -> RunRecord | None:
+        self._check_usable()
+        return await self._db.run(
+            lambda connection: _one_run(
+                connection, "ns = %s AND run_key = %s", (ns_key(namespace), key)
+            )
+        )
+
+    async def list_runs(self, query: RunQuery) -> RunPage:
+        self._check_usable()
+        after = decode_cursor(BACKEND, query.cursor) if query.cursor is not None else None
+        select, params = list_sql(query, after, mark="%s", moment=_moment)
+
+        async def work(connection: Connection) -> RunPage:
+            rows = [
+                RunRow.from_db(row, _moment) for row in await _fetch_all(connection, select, params)
+            ]
+            more = len(rows) > query.limit
+            rows = rows[: query.limit]
+            cursor = encode_cursor(BACKEND, rows[-1].ordinal or 0) if more else None
+            return RunPage(runs=[row.record() for row in rows], next_cursor=cursor)
+
+        return await self._db.run(work)
+
+    async def get_state(self, run_id: str, name: str) -> bytes | None:
+        self._check_usable()
+        row = await self._db.run(
+            lambda connection: _fetch_one(
+                connection,
+                "SELECT value FROM agentdeck_engine_state WHERE run_id = %s AND name = %s",
+                (run_id, name),
+            )
+        )
+        return bytes(row[0]) if row is not None else None
+
+
+async def _read(
+    connection: Connection, run_id: str, from_seq: int, limit: int | None
+) -> list[Event]:
+    query = "SELECT data::text FROM agentdeck_events WHERE run_id = %s AND seq >= %s ORDER BY seq"
+    params: tuple[Any, ...] = (run_id, max(0, from_seq))
+    if limit is not None:
+        query += " LIMIT %s"
+        params = (*params, max(0, limit))
+    rows = await _fetch_all(connection, query, params)
+    return [Event.from_json(data) for (data,) in rows]
+
+
+async def _tail(
+    connection: Connection, run_id: str, position: int
+) -> tuple[list[Event], RunStatus | None]:
+    """The next page for a follower, and the run's status when there is nothing new.
+
+    Each statement reads its own snapshot, so a status read *after* an empty page may already
+    see a terminal event the page missed: then the page is read again, and that one is final.
+    """
+    events = await _read(connection, run_id, position, FOLLOW_PAGE)
+    if events:
+        return events, None
+    row = await _fetch_one(
+        connection, "SELECT status FROM agentdeck_runs WHERE run_id = %s", (run_id,)
+    )
+    status = RunStatus(row[0]) if row is not None else None
+    if status is not None and status in TERMINAL:
+        return await _read(connection, run_id, position, FOLLOW_PAGE), status
+    return [], status
+
+
+async def _one_run(connection: Connection, where: str, params: Sequence[Any]) -> RunRecord | None:
+    row = await _fetch_one(
+        connection, f"SELECT {RUN_COLUMNS} FROM agentdeck_runs WHERE {where}", params
+    )
+    return RunRow.from_db(row, _moment).record() if row is not None else None
+
+
+# =========================================================================== control and leases
+
+
+def _verb(verb: ControlVerb | str) -> ControlVerb:
+    try:
+        return ControlVerb(verb)
+    except ValueError:
+        raise InvalidInputError(
+            f"{verb!r} is not a control verb; use one of {', '.join(v.value for v in ControlVerb)}",
+            field="verb",
+        ) from None
+
+
+def _signal(row: Sequence[Any]) -> ControlSignal:
+    return ControlSignal(
+        run_id=row[0], verb=ControlVerb(row[1]), reason=row[2], requested_at=utc(row[3])
+    )
+
+
+class _SmallPort(_Backend):
+    async def open(self) -> None:
+        if self._opened:
+            return
+        await self._db.open()
+        self._opened = True
+
+    async def close(self) -> None:
+        if self._closed or not self._opened:
+            self._closed = True
+            return
+        self._closed = True
+        await self._db.close()
+
+
+class PostgresControlPort(_SmallPort, ControlPort):
+    """Pending control requests on PostgreSQL, visible to every process on the schema."""
+
+    shared: ClassVar[bool] = True
+    pool_name = "agentdeck-control"
+
+    def __init__(self, url: str, *, clock: Clock | None = None) -> None:
+        super().__init__(url, clock)
+
+    @classmethod
+    def from_request(cls, request: BackendRequest) -> PostgresControlPort:
+        """The factory the ``postgresql`` (and ``postgres``) scheme registers."""
+        return cls(request.url, clock=request.clock)
+
+    async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
+        self._check_usable()
+        wanted, at = _verb(verb), self._now()
+        row = await self._db.run(
+            lambda connection: _fetch_one(
+                connection,
+                "INSERT INTO agentdeck_control (run_id, verb, reason, requested_at) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (run_id, verb) DO NOTHING RETURNING 1",
+                (run_id, wanted.value, reason, at),
+            )
+        )
+        return row is not None
+
+    async def pending(self, run_id: str) -> tuple[ControlSignal, ...]:
+        self._check_usable()
+        rows = await self._db.run(
+            lambda connection: _fetch_all(
+                connection,
+                "SELECT run_id, verb, reason, requested_at FROM agentdeck_control "
+                "WHERE run_id = %s ORDER BY verb <> 'cancel', id",
+                (run_id,),
+            )
+        )
+        return tuple(_signal(row) for row in rows)
+
+    async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
+        self._check_usable()
+        wanted = _verb(verb)
+        row = await self._db.run(
+            lambda connection: _fetch_one(
+                connection,
+                "DELETE FROM agentdeck_control WHERE run_id = %s AND verb = %s "
+                "RETURNING run_id, verb, reason, requested_at",
+                (run_id, wanted.value),
+            )
+        )
+        return _signal(row) if row is not None else None
+
+    async def forget(self, run_ids: Collection[str]) -> None:
+        self._check_usable()
+        ids = list(run_ids)
+        if not ids:
+            return
+
+        async def work(connection: Connection) -> None:
+            await connection.execute("DELETE FROM agentdeck_control WHERE run_id = ANY(%s)", (ids,))
+
+        await self._db.run(work)
+
+
+def _ttl(ttl: float) -> timedelta:
+    if not ttl > 0:
+        raise InvalidInputError(
+            f"a lease TTL must be a positive number of seconds, not {ttl!r}", field="ttl"
+        )
+    return timedelta(seconds=ttl)
+
+
+class PostgresLeasePort(_SmallPort, LeasePort):
+    """Liveness leases on PostgreSQL, timed by the factory's clock (never the server's)."""
+
+    shared: ClassVar[bool] = True
+    pool_name = "agentdeck-leases"
+
+    def __init__(self, url: str, *, clock: Clock | None = None) -> None:
+        super().__init__(url, clock)
+
+    @classmethod
+    def from_request(cls, request: BackendRequest) -> PostgresLeasePort:
+        """The factory the ``postgresql`` (and ``postgres``) scheme registers."""
+        return cls(request.url, clock=request.clock)
+
+    async def acquire(self, run_id: str, owner: str, ttl: float) -> bool:
+        self._check_usable()
+        span = _ttl(ttl)
+        now = self._now()
+        row = await self._db.run(
+            lambda connection: _fetch_one(
+                connection,
+                "INSERT INTO agentdeck_leases AS l (run_id, owner, expires_at) "
+                "VALUES (%s, %s, %s) ON CONFLICT (run_id) DO UPDATE "
+                "SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at "
+                "WHERE l.owner = EXCLUDED.owner OR l.expires_at <= %s RETURNING 1",
+                (run_id, owner, now + span, now),
+            )
+        )
+        return row is not None
+
+    async def renew(self, run_id: str, owner: str, ttl: float) -> bool:
+        self._check_usable()
+        span = _ttl(ttl)
+        now = self._now()
+        row = await self._db.run(
+            lambda connection: _fetch_one(
+                connection,
+                "UPDATE agentdeck_leases SET expires_at = %s "
+                "WHERE run_id = %s AND owner = %s AND expires_at > %s RETURNING 1",
+                (now + span, run_id, owner, now),
+            )
+        )
+        return row is not None
+
+    async def release(self, run_id: str, owner: str) -> None:
+        self._check_usable()
+
+        async def work(connection: Connection) -> None:
+            await connection.execute(
+                "DELETE FROM agentdeck_leases WHERE run_id = %s AND owner = %s", (run_id, owner)
+            )
+
+        await self._db.run(work)
+
+    async def state(self, run_id: str) -> LeaseState:
+        self._check_usable()
+        now = self._now()
+        row = await self._db.run(
+            lambda connection: _fetch_one(
+                connection, "SELECT expires_at FROM agentdeck_leases WHERE run_id = %s", (run_id,)
+            )
+        )
+        if row is None:
+            return LeaseState.NONE
+        return LeaseState.ALIVE if now < utc(row[0]) else LeaseState.LAPSED
+
+    async def lapsed(self, limit: int = 100) -> list[str]:
+        self._check_usable()
+        now = self._now()
+        rows = await self._db.run(
+            lambda connection: _fetch_all(
+                connection,
+                "SELECT run_id FROM agentdeck_leases WHERE expires_at <= %s "
+                'ORDER BY expires_at, run_id COLLATE "C" LIMIT %s',
+                (now, max(0, limit)),
+            )
+        )
+        return [run_id for (run_id,) in rows]
