@@ -169,3 +169,29 @@ async def test_a_thousand_concurrent_workflow_runs_complete_with_gapless_seq(dec
     for run in runs:
         seqs = [event.seq async for event in run.events()]
         assert seqs == list(range(len(seqs)))
+
+
+async def test_closing_a_deck_right_after_a_run_parks_leaves_no_pause_behind() -> None:
+    from agentdeck.memory import MemoryControlPort, MemoryEventStore, MemoryLeasePort
+
+    store, control, leases = MemoryEventStore(), MemoryControlPort(), MemoryLeasePort()
+
+    def a_deck() -> Deck:
+        return Deck(
+            workflows=CATALOG,
+            settings=Settings(),
+            observers=(),
+            events=store,
+            control=control,
+            leases=leases,
+        )
+
+    async with a_deck() as first:
+        run = await first.runs.start("approve", {"item": "refund"})
+        with pytest.raises(RunSuspendedError):
+            await run
+    async with a_deck() as second:
+        again = await second.runs.get(run.id)
+        assert await control.pending(run.id) == ()
+        await again.answer("yes")
+        assert await again == "yes"

@@ -205,15 +205,22 @@ class Runtime:
         """Stop playing: ask live runs to pause at their next safe point, then cut the rest."""
         self._closed = True
         playing = list(self._playing.items())
+        requested: list[str] = []
         for run_id, _ in playing:
             with contextlib.suppress(AgentDeckError):
-                await self.control.request(run_id, ControlVerb.PAUSE, "deck closing")
+                if await self.control.request(run_id, ControlVerb.PAUSE, "deck closing"):
+                    requested.append(run_id)
         tasks = [p.task for _, p in playing]
         if tasks:
             _done, pending = await asyncio.wait(tasks, timeout=grace)
             for task in pending:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+        # A play that ended without reaching a safe point (it parked on a question, or was just
+        # winding down) never took the pause: withdraw it, or it would veto the run's answers.
+        for run_id in requested:
+            with contextlib.suppress(AgentDeckError):
+                await self.control.withdraw(run_id, ControlVerb.PAUSE)
 
     # ------------------------------------------------------------------------------- starting
 
