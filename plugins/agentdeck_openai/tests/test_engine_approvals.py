@@ -186,7 +186,7 @@ async def test_a_rejection_never_runs_the_tool_and_the_model_gets_the_message(
     assert support.tool_output_sent(model_server, "c1") == "Never delete the thesis."
 
 
-async def test_parallel_calls_needing_approval_are_separate_interrupts(
+async def test_parallel_calls_needing_approval_open_separate_interrupts_together(
     model_server: LoopbackModelServer,
 ) -> None:
     model_server.script.add(
@@ -197,23 +197,65 @@ async def test_parallel_calls_needing_approval_are_separate_interrupts(
         reply("Deleted a, kept b."),
     )
     parked = await start(model_server, CLEANER)
-    first = check_interrupted(parked)
 
-    again = await answer_elsewhere(model_server, CLEANER, parked, {first: True})
-    second = check_interrupted(again)
-    assert {first, second} == {"approval-ca", "approval-cb"}
+    parked.assert_clean()
+    assert parked.kinds[-2:] == ["run.interrupted", "run.interrupted"]
+    assert parked.open_interrupts == ["approval-ca", "approval-cb"]
+    asked = support.payloads(parked, RunInterrupted)
+    assert [(a.payload["call_id"], a.payload["args"]) for a in asked] == [
+        ("ca", {"path": "a.txt"}),
+        ("cb", {"path": "b.txt"}),
+    ]
     assert DELETED == []  # nothing runs until every call is decided
 
-    done = await answer_elsewhere(model_server, CLEANER, again, {second: {"approved": False}})
+    done = await answer_elsewhere(
+        model_server,
+        CLEANER,
+        parked,
+        {"approval-ca": True, "approval-cb": {"approved": False}},
+    )
 
     assert check_completed(done) == [TextBlock(text="Deleted a, kept b.")]
     assert DELETED == ["a.txt"]
-    decided = support.payloads(done, ApprovalDecided)
-    assert [(d.call_id, d.approved, d.interrupt_id) for d in decided] == [
-        ("ca", True, "approval-ca"),
-        ("cb", False, "approval-cb"),
+    decided = support.payloads(done.new_events, ApprovalDecided)
+    assert [(d.call_id, d.approved, d.origin, d.interrupt_id) for d in decided] == [
+        ("ca", True, AnswerOrigin.HUMAN, "approval-ca"),
+        ("cb", False, AnswerOrigin.HUMAN, "approval-cb"),
     ]
+    assert support.tool_output_sent(model_server, "ca") == "deleted a.txt"
     assert support.tool_output_sent(model_server, "cb") == "The tool call was not approved."
+    assert "run.interrupted" not in support.kinds(done)
+
+
+async def test_a_policy_and_two_people_decide_one_turn_and_only_people_park_it(
+    model_server: LoopbackModelServer,
+) -> None:
+    agent = CLEANER.clone(hooks=Policy())
+    model_server.script.add(
+        tool_calls(
+            call("delete_file", {"path": "/tmp/cache"}, call_id="t1"),
+            call("delete_file", {"path": "notes.txt"}, call_id="t2"),
+            call("delete_file", {"path": "draft.txt"}, call_id="t3"),
+        ),
+        reply("Done."),
+    )
+    parked = await start(model_server, agent)
+
+    assert parked.open_interrupts == ["approval-t2", "approval-t3"]
+    assert DELETED == []
+
+    done = await answer_elsewhere(
+        model_server, agent, parked, {"approval-t3": True, "approval-t2": False}
+    )
+
+    check_completed(done)
+    assert sorted(DELETED) == ["/tmp/cache", "draft.txt"]
+    decided = support.payloads(done, ApprovalDecided)
+    assert [(d.call_id, d.approved, d.origin) for d in decided] == [
+        ("t1", True, AnswerOrigin.POLICY),
+        ("t2", False, AnswerOrigin.HUMAN),
+        ("t3", True, AnswerOrigin.HUMAN),
+    ]
 
 
 async def test_a_tools_own_needs_approval_parks_too(model_server: LoopbackModelServer) -> None:

@@ -69,14 +69,67 @@ def test_unknown_model_settings_are_refused_listing_what_is_accepted() -> None:
     assert refused.value.accepted is not None and "temperature" in refused.value.accepted
 
 
-def test_a_workflow_subagent_is_refused_with_what_to_do_instead() -> None:
+def test_a_workflow_subagent_the_deck_lacks_is_refused_with_what_to_do_instead() -> None:
     @workflow
     async def refund(order_id: str) -> str:
         return order_id
 
     agent = Agent(name="Lead", instructions="x", subagents=[refund])
-    with pytest.raises(ConfigError, match=r"subagents=.*wrap the workflow's trigger in a @tool"):
+    with pytest.raises(ConfigError, match=r"'refund' in subagents=.*Deck\(workflows=") as refused:
         engine_with(OPENAI_MODEL="m").compile(agent)
+    assert refused.value.setting == "subagents"
+
+
+def _sdk_tool(engine: OpenAIEngine, agent: Agent, name: str) -> Any:
+    compiled = engine.compile(agent).compiled
+    [found] = [t for t in compiled.sdk_agent.tools if t.name == name]
+    return found
+
+
+def test_catalog_subagents_compile_to_child_run_tools_with_the_targets_schema() -> None:
+    @workflow
+    async def refund(order_id: str, amount: float = 0.0) -> str:
+        """Refund an order."""
+        return order_id
+
+    researcher = Agent(name="Research Desk", instructions="x", description="Finds facts.")
+    lead = Agent(name="Lead", instructions="x", subagents=["Research Desk", refund])
+    catalog = Catalog(agents=[lead, researcher], workflows=[refund])
+    engine = OpenAIEngine(
+        EngineRequest(settings=Settings(env={"OPENAI_MODEL": "m"}), catalog=catalog)
+    )
+
+    compiled = engine.compile(lead).compiled
+    assert {name: (t.name, t.kind) for name, t in compiled.child_tools.items()} == {
+        "Research_Desk": ("Research Desk", "agent"),
+        "refund": ("refund", "workflow"),
+    }
+    assert list(compiled.graph) == ["Lead"], "a child run is not part of the agent's graph"
+    desk = _sdk_tool(engine, lead, "Research_Desk")
+    assert desk.description == "Finds facts."
+    assert desk.params_json_schema["properties"] == {
+        "input": {"type": "string", "description": "What to ask the agent, in full."}
+    }
+    assert desk.strict_json_schema is True
+    flow = _sdk_tool(engine, lead, "refund")
+    assert flow.description == "Refund an order."
+    assert flow.params_json_schema["required"] == ["order_id"]
+    assert set(flow.params_json_schema["properties"]) == {"order_id", "amount"}
+    assert flow.strict_json_schema is False, "an optional parameter must stay optional"
+
+
+def test_an_inline_subagent_stays_an_in_process_agent_tool() -> None:
+    helper = Agent(name="Helper", instructions="x")
+    lead = Agent(name="Lead", instructions="x", subagents=[helper])
+    catalog = Catalog(agents=[lead])
+    engine = OpenAIEngine(
+        EngineRequest(settings=Settings(env={"OPENAI_MODEL": "m"}), catalog=catalog)
+    )
+
+    compiled = engine.compile(lead).compiled
+    assert compiled.child_tools == {}
+    assert list(compiled.graph) == ["Lead", "Helper"]
+    assert _sdk_tool(engine, lead, "Helper").needs_approval is False
 
 
 def test_a_tool_named_like_a_generated_one_is_refused() -> None:

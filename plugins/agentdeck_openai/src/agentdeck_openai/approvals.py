@@ -9,12 +9,12 @@ person:
 
 * the SDK's serialized run state (``RunState.to_string()``, with our run context left out) and
   the open interrupt ids go into the run's engine-state area under :data:`STATE_NAME`;
-* the run parks on ``run.interrupted(reason="approval")`` for one pending call, with the tool,
-  its arguments and the call id as payload, answered with ``{"approved": bool, "message": str}``.
+* the run parks on one ``run.interrupted(reason="approval")`` per pending call, all together
+  (consecutive payloads ending the play), each with its own id, the tool, its arguments and the
+  call id as payload, answered with ``{"approved": bool, "message": str}``.
 
-The engine contract ends a play at its first suspending payload, so parallel calls needing a
-person are asked one after another, each as its own interrupt with its own id: answering one
-records its decision and parks again on the next, until none is left and the run continues.
+The runtime continues the run when the last open question is answered, with every answer at
+hand: all the decisions are applied at once and nothing runs until every call is decided.
 
 Continuing needs nothing but the run's log and its state area: a fresh engine instance compiles
 the same agent graph, restores the SDK state with ``RunState.from_string``, applies the answer
@@ -141,13 +141,15 @@ class Parked:
 
     ``sdk_state`` is ``RunState.to_string()``; ``interrupts`` maps each open interrupt id to the
     call id it asks about (empty after a pause); ``decided`` lists the call ids whose approval is
-    already decided in ``sdk_state``; ``artifacts`` are blocks tools produced before the run
-    stopped, which ``run.completed`` still has to carry.
+    already decided in ``sdk_state``; ``cleared`` the calls of subagents run as child runs that
+    an approval let through, whose child must still end before the SDK runs them; ``artifacts``
+    are blocks tools produced before the run stopped, which ``run.completed`` still has to carry.
     """
 
     sdk_state: str
     interrupts: dict[str, str] = field(default_factory=dict)
     decided: list[str] = field(default_factory=list)
+    cleared: list[str] = field(default_factory=list)
     artifacts: list[ContentBlock] = field(default_factory=list)
 
     def to_bytes(self) -> bytes:
@@ -157,6 +159,7 @@ class Parked:
                 "sdk_state": self.sdk_state,
                 "interrupts": self.interrupts,
                 "decided": self.decided,
+                "cleared": self.cleared,
                 "artifacts": [block.model_dump(mode="json") for block in self.artifacts],
             },
             ensure_ascii=False,
@@ -172,6 +175,7 @@ class Parked:
                 sdk_state=str(raw["sdk_state"]),
                 interrupts={str(k): str(v) for k, v in raw["interrupts"].items()},
                 decided=[str(call_id) for call_id in raw.get("decided") or []],
+                cleared=[str(call_id) for call_id in raw.get("cleared") or []],
                 artifacts=content_blocks(list(raw.get("artifacts") or [])),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as bad:

@@ -10,7 +10,9 @@ cycles close. What each declaration becomes:
 * ``tools``: ``@tool``/plain functions become function tools served by
   :mod:`agentdeck_openai.function_tools`; SDK tool objects are kept (a ``FunctionTool`` gains the
   tool-dispatch safe point); ``interrupt_on`` and ``needs_approval`` make calls wait for approval;
-* ``subagents``: agents called as tools (``as_tool``), their failures propagating to the run;
+* ``subagents``: agents and workflows of the catalog become tools that start them as **child
+  runs** (:mod:`agentdeck_openai.child_runs`); an agent given inline (an object the catalog does
+  not hold) is called in-process with the SDK's ``as_tool``, its failures propagating to the run;
 * ``handoffs``: agents the conversation may be transferred to (``transfer_to_<name>``);
 * ``skills``: a generated ``load_skill`` tool (the agent's skills, or every skill of the catalog
   when ``skills=None``); ``planning=True``: the ``update_plan`` tool;
@@ -42,11 +44,18 @@ from agents.run_context import RunContextWrapper
 from agents.tool import FunctionTool
 
 from agentdeck.agents import Agent
+from agentdeck.catalog import is_workflow
 from agentdeck.context import callable_label
 from agentdeck.errors import ConfigError, NotFoundError
 from agentdeck.skills import Skill
 from agentdeck.tools import Tool
 from agentdeck.workflows import WorkflowDefinition
+from agentdeck_openai.child_runs import (
+    AGENT_INPUT_SCHEMA,
+    ChildTarget,
+    child_run_tool,
+    workflow_input_schema,
+)
 from agentdeck_openai.config import EngineConfig
 from agentdeck_openai.function_tools import function_tool, wrap_native
 from agentdeck_openai.hooks import HookSet, sdk_hooks
@@ -75,7 +84,10 @@ class CompiledAgent:
     mcp_servers: tuple[str, ...]
     code_digest: str
     graph: dict[str, CompiledAgent] = field(default_factory=dict, repr=False)
-    """Every agent reachable from this one (itself included), by name."""
+    """Every agent reachable from this one (itself included), by name; subagents run as child
+    runs are not part of it (they are runs of their own)."""
+    child_tools: dict[str, ChildTarget] = field(default_factory=dict)
+    """Tool name -> the subagent it starts as a child run."""
 
     def policy_for(self, agent_name: str | None) -> HookSet | None:
         """The hooks of the agent named ``agent_name`` in this graph, if it has an approval
@@ -84,6 +96,12 @@ class CompiledAgent:
         if compiled is None or not compiled.hooks.has("approve_tool_call"):
             return None
         return compiled.hooks
+
+    def child_target(self, agent_name: str | None, tool: str) -> ChildTarget | None:
+        """The subagent a call of ``tool`` by the agent named ``agent_name`` starts as a child
+        run, or ``None`` when that tool is something else."""
+        compiled = self.graph.get(agent_name or "")
+        return None if compiled is None else compiled.child_tools.get(tool)
 
 
 def subagent_tool_name(name: str) -> str:
@@ -111,9 +129,15 @@ class Compiler:
         if compiled.declaration.name in graph:
             return
         graph[compiled.declaration.name] = compiled
-        for reference in (*compiled.declaration.handoffs, *compiled.declaration.subagents):
-            target = self._reference(compiled.declaration, reference, "handoffs")
+        declaration = compiled.declaration
+        for handoff in declaration.handoffs:
+            target = self._reference(declaration, handoff, "handoffs")
             if isinstance(target, Agent):
+                self._collect(self._compiled[target.name], graph)
+        for subagent in declaration.subagents:
+            target = self._reference(declaration, subagent, "subagents")
+            # A catalog subagent is a child run of its own, not part of this agent's graph.
+            if isinstance(target, Agent) and self._catalog_name(target) is None:
                 self._collect(self._compiled[target.name], graph)
 
     # ------------------------------------------------------------------ one agent
@@ -150,7 +174,7 @@ class Compiler:
         self._compiled[agent.name] = compiled
         self._declarations[agent.name] = agent
         try:
-            sdk_agent.tools = self._tools(agent)
+            sdk_agent.tools = self._tools(agent, compiled.child_tools)
             sdk_agent.handoffs = [
                 self._compile(self._agent_reference(agent, ref, "handoffs")).sdk_agent
                 for ref in agent.handoffs
@@ -227,7 +251,7 @@ class Compiler:
 
     # ------------------------------------------------------------------ tools
 
-    def _tools(self, agent: Agent) -> list[Any]:
+    def _tools(self, agent: Agent, child_tools: dict[str, ChildTarget]) -> list[Any]:
         tools: list[Any] = []
         for entry in agent.tools:
             if isinstance(entry, Tool):
@@ -244,7 +268,14 @@ class Compiler:
                     setting="tools",
                 )
         for reference in agent.subagents:
-            sub = self._subagent_reference(agent, reference)
+            target = self._reference(agent, reference, "subagents")
+            name = self._catalog_name(target)
+            if name is not None:
+                tool = self._child_tool(agent, target, name)
+                child_tools[tool.name] = self._child_target(agent, target, name)
+                tools.append(tool)
+                continue
+            sub = self._inline_subagent(agent, target)
             compiled = self._compile(sub)
             as_tool = compiled.sdk_agent.as_tool(
                 tool_name=subagent_tool_name(sub.name),
@@ -317,15 +348,57 @@ class Compiler:
             )
         return target
 
-    def _subagent_reference(self, owner: Agent, reference: object) -> Agent:
-        target = self._reference(owner, reference, "subagents")
+    # ------------------------------------------------------------------ subagents
+
+    def _catalog_name(self, target: object) -> str | None:
+        """The catalog name ``target`` is started under as a child run, or ``None`` when the
+        catalog does not hold this very object (an inline agent)."""
+        catalog = self._catalog
+        if catalog is None:
+            return None
+        name = getattr(target, "name", None)
+        if not isinstance(name, str):
+            return None
+        held: Mapping[str, Any] = catalog.agents if isinstance(target, Agent) else catalog.workflows
+        return name if held.get(name) is target else None
+
+    def _child_target(self, owner: Agent, target: object, name: str) -> ChildTarget:
+        tool = subagent_tool_name(name)
+        needs_person = owner.needs_approval(name) or owner.needs_approval(tool)
+        if isinstance(target, Agent):
+            return ChildTarget(tool=tool, name=name, kind="agent", needs_person=needs_person)
+        if isinstance(target, WorkflowDefinition):
+            return ChildTarget(
+                tool=tool,
+                name=name,
+                kind="workflow",
+                needs_person=needs_person,
+                params=target.params,
+                required=target.required_params,
+                open_params=target.accepts_extra,
+            )
+        return ChildTarget(tool=tool, name=name, kind="workflow", needs_person=needs_person)
+
+    def _child_tool(self, owner: Agent, target: object, name: str) -> FunctionTool:
+        child = self._child_target(owner, target, name)
+        described = str(getattr(target, "description", "") or "")
+        if isinstance(target, Agent):
+            description = described or f"Ask the agent '{name}'."
+            schema = dict(AGENT_INPUT_SCHEMA)
+        else:
+            description = described or f"Run the workflow '{name}'."
+            schema = workflow_input_schema(target, child.tool)
+        return child_run_tool(child, description=description, schema=schema)
+
+    def _inline_subagent(self, owner: Agent, target: object) -> Agent:
         if isinstance(target, Agent):
             return target
-        kind = "workflow" if isinstance(target, WorkflowDefinition) else type(target).__name__
+        kind = "workflow" if is_workflow(target) else type(target).__name__
         raise ConfigError(
-            f"agent '{owner.name}' lists the {kind} '{_name_of(target)}' in subagents=; the "
-            "openai engine calls agents as tools, and does not yet start a workflow from a tool "
-            "call (wrap the workflow's trigger in a @tool instead)",
+            f"agent '{owner.name}' lists the {kind} '{_name_of(target)}' in subagents=, which the "
+            "deck does not have; a workflow called as a tool runs as a child run of the deck, so "
+            "add it to the deck's workflows (Deck(workflows=[...])) and list it here by object "
+            "or by name",
             setting="subagents",
         )
 

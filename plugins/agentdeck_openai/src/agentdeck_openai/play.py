@@ -8,12 +8,16 @@ payloads as they come. It ends with exactly one final payload:
   structured output (a ``DataBlock``); ``usage`` is the sum of every ``usage.reported`` in the
   run's log, so the total always agrees with the per-call events;
 * ``run.failed``: see :mod:`agentdeck_openai.failures`;
-* ``run.interrupted``: a tool call waits for approval (see :mod:`agentdeck_openai.approvals`);
+* one ``run.interrupted`` per tool call waiting for approval, all together (see
+  :mod:`agentdeck_openai.approvals`);
+* ``run.paused(reason="waiting for child run <id>")``: a subagent's child run parked (see
+  :mod:`agentdeck_openai.child_runs`);
 * a control directive's ``run.paused``/``run.cancelled``.
 
 **Run control.** The stream loop passes the ``stream_item`` safe point after recording the
 payloads of each stream event that produced any; tool wrappers pass ``tool_dispatch`` before a
-tool body runs. On a directive the SDK run is cancelled at once and drained, and the directive's
+tool body runs, and so does the play before it starts subagents' child runs and again once they
+have ended. On a directive the SDK run is cancelled at once and drained, and the directive's
 payloads end the play.
 
 **Pause and continue.** Before ``run.paused`` the SDK's ``RunState`` (``to_state()`` of the
@@ -30,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agents import RunConfig, Runner, RunState
@@ -45,6 +50,7 @@ from agentdeck.events import (
     Payload,
     RunCompleted,
     RunInterrupted,
+    RunPaused,
     SafePoint,
     Usage,
     UsageReported,
@@ -65,6 +71,7 @@ from agentdeck_openai.approvals import (
     read_decision,
     used_interrupt_ids,
 )
+from agentdeck_openai.child_runs import ChildCall, settle_children
 from agentdeck_openai.compile import CompiledAgent
 from agentdeck_openai.failures import failure_of, tool_failure
 from agentdeck_openai.hooks import HookFailed
@@ -76,6 +83,19 @@ from agentdeck_openai.translate import Translator
 __all__ = ["Play"]
 
 _UNREADABLE_ANSWER = "The approval answer was not understood, so the call was not approved."
+
+_ENDS_PLAY = frozenset(
+    {"run.completed", "run.failed", "run.cancelled", "run.paused", "run.interrupted"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """A decision about one pending call, and who made it."""
+
+    decision: Decision
+    origin: AnswerOrigin
+    interrupt_id: str | None = None
 
 
 class Play:
@@ -100,6 +120,8 @@ class Play:
         self.scope = RunScope(invocation)
         self.translator = Translator(self.scope, invocation.history)
         self.decided: list[str] = []
+        self.cleared: list[str] = []
+        """Child-run calls an approval let through, whose child has not ended yet."""
         self.interrupts: dict[str, str] = {}
         """Open interrupt id -> call id (interrupts announced and not yet answered)."""
 
@@ -125,11 +147,12 @@ class Play:
                 run_input = to_sdk_input(invocation.input, use_responses=self.use_responses)
             else:
                 state = await self._restore(parked)
-                left: list[Pending] = []
-                for payload in self._apply_answers(state, parked, left):
+                ended = False
+                pending = pending_of(state.get_interruptions())
+                async for payload in self._settle(state, pending, consult_policy=False):
+                    ended = ended or payload.kind in _ENDS_PLAY
                     yield payload
-                if left:
-                    yield await self._park(state, left)
+                if ended:
                     return
                 run_input = state
         while True:
@@ -173,19 +196,18 @@ class Play:
                 return
             if result.interruptions:
                 state = result.to_state()
-                left = []
+                ended = False
                 try:
-                    decided = await self._apply_policy(
-                        state, pending_of(result.interruptions), left
-                    )
+                    async for payload in self._settle(
+                        state, pending_of(result.interruptions), consult_policy=True
+                    ):
+                        ended = ended or payload.kind in _ENDS_PLAY
+                        yield payload
                 except HookFailed as failed:
                     await self._forget()
                     yield failure_of(failed, agent=self.agent_name, max_turns=self.max_turns)
                     return
-                for payload in decided:
-                    yield payload
-                if left:
-                    yield await self._park(state, left)
+                if ended:
                     return
                 run_input = state
                 continue
@@ -208,17 +230,20 @@ class Play:
             if scope.stopping or await scope.safepoint(SafePoint.STREAM_ITEM) is not None:
                 return
 
-    async def _obey(self, result: RunResultStreaming) -> tuple[Payload, ...]:
-        """Persist what a pause needs, and hand back the directive's payloads to end the play."""
+    async def _obey(self, state: RunResultStreaming | RunState[Any, Any]) -> tuple[Payload, ...]:
+        """Persist what a pause needs (the SDK state of the stopped run, or the state the play
+        holds between SDK runs), and hand back the directive's payloads to end the play."""
         directive = self.scope.directive
         assert directive is not None
         if directive.verb is ControlVerb.PAUSE:
-            await self._save(result.to_state(), {})
+            await self._save(
+                state.to_state() if isinstance(state, RunResultStreaming) else state, {}
+            )
         else:
             await self._forget()
         return directive.payloads
 
-    # ------------------------------------------------------------------ approvals
+    # ------------------------------------------------------------------ pending calls
 
     async def _restore(self, parked: Parked) -> RunState[Any, Any]:
         try:
@@ -236,66 +261,121 @@ class Play:
             ) from stale
         self.scope.artifacts.extend(parked.artifacts)
         self.decided = list(parked.decided)
+        self.cleared = list(parked.cleared)
         self.interrupts = dict(parked.interrupts)
         return state
 
-    def _apply_answers(
-        self, state: RunState[Any, Any], parked: Parked, left: list[Pending]
-    ) -> list[Payload]:
-        """Apply the answers the log records for the open interrupts; collect what is left."""
-        decided: list[Payload] = []
+    async def _settle(
+        self, state: RunState[Any, Any], pending: Sequence[Pending], *, consult_policy: bool
+    ) -> AsyncIterator[Payload]:
+        """Deal with the calls the SDK stopped on, yielding what that records.
+
+        First every approval: the answers the log records, else (when the SDK just stopped)
+        the agent's policy; what neither decides parks the run on one question per call. Only
+        when every call of the turn is decided do the approved subagents' child runs start. The
+        last payload ends the play when it is a suspension or a directive's; otherwise ``state``
+        holds every decision and the SDK run continues from it.
+        """
         answers = answers_of(self.invocation.history, self.invocation.answers)
-        by_call = {iid_call: iid for iid, iid_call in parked.interrupts.items()}
-        for pending in pending_of(state.get_interruptions()):
-            if pending.call_id in self.decided:
-                continue
-            interrupt_id = by_call.get(pending.call_id)
-            if interrupt_id is None or interrupt_id not in answers:
-                left.append(pending)
-                continue
-            decision = read_decision(answers[interrupt_id]) or Decision(False, _UNREADABLE_ANSWER)
-            _apply(state, pending, decision)
-            self.decided.append(pending.call_id)
-            self.interrupts.pop(interrupt_id, None)
-            decided.append(decided_event(pending, decision, AnswerOrigin.HUMAN, interrupt_id))
-        return decided
-
-    async def _apply_policy(
-        self, state: RunState[Any, Any], pending: Sequence[Pending], left: list[Pending]
-    ) -> list[Payload]:
-        """Offer each pending call to its agent's policy; collect what it leaves to a person."""
-        decided: list[Payload] = []
-        for call in pending:
-            policy = self.compiled.policy_for(call.agent)
-            verdict = None
-            if policy is not None:
-                verdict = await policy.call(
-                    "approve_tool_call",
-                    self.scope,
-                    agent=call.agent,
-                    tool=call.tool,
-                    args=parse_arguments(call.arguments).value,
-                    call_id=call.call_id,
-                )
-            decision = read_decision(verdict)
-            if decision is None:
-                left.append(call)
-                continue
-            _apply(state, call, decision)
-            self.decided.append(call.call_id)
-            decided.append(decided_event(call, decision, AnswerOrigin.POLICY))
-        return decided
-
-    async def _park(self, state: RunState[Any, Any], left: Sequence[Pending]) -> RunInterrupted:
-        """Save the state and ask about the first call still waiting (one question per play)."""
-        call = left[0]
         asked = {call_id: iid for iid, call_id in self.interrupts.items()}
-        interrupt_id = asked.get(call.call_id) or new_interrupt_id(
-            call.call_id, used_interrupt_ids(self.invocation.history) | set(self.interrupts)
+        asks: list[Pending] = []
+        children: list[ChildCall] = []
+        for call in pending:
+            if call.call_id in self.decided:
+                continue
+            target = self.compiled.child_target(call.agent, call.tool)
+            if target is not None and (call.call_id in self.cleared or not target.needs_person):
+                children.append(ChildCall(call.call_id, call.arguments, target))
+                continue
+            verdict = await self._verdict(call, asked.get(call.call_id), answers, consult_policy)
+            if verdict is None:
+                asks.append(call)
+                continue
+            if verdict.interrupt_id is not None:
+                self.interrupts.pop(verdict.interrupt_id, None)
+            yield decided_event(call, verdict.decision, verdict.origin, verdict.interrupt_id)
+            if target is not None and verdict.decision.approved:
+                self.cleared.append(call.call_id)
+                children.append(ChildCall(call.call_id, call.arguments, target))
+            else:
+                _apply(state, call, verdict.decision)
+                self.decided.append(call.call_id)
+        ending: Sequence[Payload] = ()
+        if asks:
+            ending = await self._park(state, asks)
+        elif children:
+            ending = await self._run_children(state, pending, children)
+        for payload in ending:
+            yield payload
+
+    async def _verdict(
+        self,
+        call: Pending,
+        interrupt_id: str | None,
+        answers: dict[str, Any],
+        consult_policy: bool,
+    ) -> _Verdict | None:
+        """A person's answer to the call's open question, else (if asked to) the policy's."""
+        if interrupt_id is not None and interrupt_id in answers:
+            answered = read_decision(answers[interrupt_id]) or Decision(False, _UNREADABLE_ANSWER)
+            return _Verdict(answered, AnswerOrigin.HUMAN, interrupt_id)
+        if not consult_policy:
+            return None
+        policy = self.compiled.policy_for(call.agent)
+        if policy is None:
+            return None
+        verdict = await policy.call(
+            "approve_tool_call",
+            self.scope,
+            agent=call.agent,
+            tool=call.tool,
+            args=parse_arguments(call.arguments).value,
+            call_id=call.call_id,
         )
-        interrupts = {interrupt_id: call.call_id}
-        await self._save(state, interrupts)
-        return interrupt_event(call, interrupt_id)
+        decision = read_decision(verdict)
+        return None if decision is None else _Verdict(decision, AnswerOrigin.POLICY)
+
+    async def _park(
+        self, state: RunState[Any, Any], asks: Sequence[Pending]
+    ) -> list[RunInterrupted]:
+        """Save the state and ask about every call still waiting, one question each."""
+        asked = {call_id: iid for iid, call_id in self.interrupts.items()}
+        used = used_interrupt_ids(self.invocation.history) | set(self.interrupts)
+        opened: dict[str, str] = {}
+        for call in asks:
+            interrupt_id = asked.get(call.call_id) or new_interrupt_id(call.call_id, used)
+            used.add(interrupt_id)
+            opened[interrupt_id] = call.call_id
+        self.interrupts = opened
+        await self._save(state, opened)
+        by_call = {call_id: iid for iid, call_id in opened.items()}
+        return [interrupt_event(call, by_call[call.call_id]) for call in asks]
+
+    async def _run_children(
+        self, state: RunState[Any, Any], pending: Sequence[Pending], children: Sequence[ChildCall]
+    ) -> tuple[Payload, ...]:
+        """Start the turn's child runs and wait for them; payloads that end the play, if any.
+
+        The tool-dispatch safe point comes before the children start and again once they have
+        ended or parked (a cancel of this run cascades to its children and is taken here, not
+        reported as their failure). Children that parked park this run as a pause that names
+        them; otherwise the calls are approved in ``state`` for the SDK to run.
+        """
+        if await self.scope.safepoint(SafePoint.TOOL_DISPATCH) is not None:
+            return await self._obey(state)
+        waiting = await settle_children(self.scope, children)
+        if await self.scope.safepoint(SafePoint.TOOL_DISPATCH) is not None:
+            return await self._obey(state)
+        if waiting:
+            await self._save(state, {})
+            return (RunPaused(reason=f"waiting for child run {', '.join(waiting)}"),)
+        items = {call.call_id: call for call in pending}
+        for child in children:
+            state.approve(items[child.call_id].item)
+            self.decided.append(child.call_id)
+            if child.call_id in self.cleared:
+                self.cleared.remove(child.call_id)
+        return ()
 
     # ------------------------------------------------------------------ state area
 
@@ -307,6 +387,7 @@ class Play:
             sdk_state=state.to_string(context_serializer=serialize_scope),
             interrupts=interrupts,
             decided=list(self.decided),
+            cleared=list(self.cleared),
             artifacts=list(self.scope.artifacts),
         )
         await area.put(STATE_NAME, parked.to_bytes())
