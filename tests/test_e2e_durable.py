@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-WORKFLOWS = '''
+WORKFLOWS = """
 import asyncio
 import os
 
@@ -45,7 +45,7 @@ async def ticking(ctx: WorkflowCtx) -> None:
     for i in range(100_000):
         await ctx.report(f"tick {i}")
         await asyncio.sleep(0.002)
-'''
+"""
 
 PRELUDE = """
 import asyncio, json, sys, warnings
