@@ -26,7 +26,9 @@ def refund(order_id: str) -> str:
     return f"refunded {order_id}"
 
 
-clerk = Agent(name="clerk", instructions="Refund when asked.", tools=[refund], interrupt_on=["refund"])
+clerk = Agent(
+    name="clerk", instructions="Refund when asked.", tools=[refund], interrupt_on=["refund"]
+)
 '''
 
 PRELUDE = """

@@ -154,7 +154,7 @@ def test_a_killed_workers_session_is_free_within_one_ttl_and_its_run_closed(
     taken_over = run_worker(
         tmp_path,
         """
-        import time
+        import os, time
         from agentdeck import SessionBusyError
         async def main():
             async with deck() as d:
@@ -166,7 +166,7 @@ def test_a_killed_workers_session_is_free_within_one_ttl_and_its_run_closed(
                     except SessionBusyError:
                         await asyncio.sleep(0.1)
                 waited = time.monotonic() - started
-                old = await d.runs.get(sys.argv[1] if len(sys.argv) > 1 else %r)
+                old = await d.runs.get(os.environ["OLD_RUN"])
                 events = [e async for e in old.events()]
                 print(json.dumps({
                     "waited": waited,
@@ -176,9 +176,8 @@ def test_a_killed_workers_session_is_free_within_one_ttl_and_its_run_closed(
                     "ticks": sum(1 for e in events if e.kind == "report"),
                 }))
         asyncio.run(main())
-        """
-        % run_id,
-        env,
+        """,
+        {**env, "OLD_RUN": run_id},
     )
     outcome = json.loads(taken_over)
     assert outcome["status"] == "failed"
