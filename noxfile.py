@@ -44,7 +44,12 @@ PACKAGES: dict[str, str] = {
     "http": "plugins/agentdeck_http",
 }
 # Extras a package's own tests need (the Langfuse plugin's sdk_spans tests run the Agents SDK).
-TEST_EXTRAS: dict[str, str] = {"langfuse": "[sdk-spans]"}
+TEST_EXTRAS: dict[str, str] = {
+    "langfuse": "[sdk-spans]",
+    # The HTTP binding's 4.x chat routes are tested against the OpenAI engine, its load test
+    # against the SQLite store, and its OpenAPI document is fuzzed with schemathesis.
+    "http": "[test]",
+}
 # Packages whose tests also run by default on every interpreter other than REQUIRED_PYTHON.
 CROSS_INTERPRETER_PACKAGES = ("core",)
 
@@ -218,8 +223,16 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=REQUIRED_PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on the core package (configured in pyproject.toml)."""
-    session.install("-e", _path(CORE, "[testing]"), "mypy", "types-PyYAML", "types-jsonschema")
+    """mypy --strict on the packages listed in pyproject.toml's [tool.mypy] files."""
+    session.install(
+        "-e",
+        _path(CORE, "[testing]"),
+        "-e",
+        _path(PACKAGES["http"]),
+        "mypy",
+        "types-PyYAML",
+        "types-jsonschema",
+    )
     session.run("mypy", *session.posargs)
 
 
@@ -247,3 +260,5 @@ def bench(session: nox.Session) -> None:
 def bench_smoke(session: nox.Session) -> None:
     """A few iterations of every benchmark row: proves they run, enforces no budgets."""
     _bench(session, "--smoke")
+    # The HTTP load test is a standalone script (concurrent SSE streams, run starts per minute).
+    session.run("python", "-m", "benchmarks.bench_http", "--smoke")

@@ -388,6 +388,31 @@ class Deck:
                     run.id, ControlVerb.CANCEL, "the stream's consumer went away"
                 )
 
+    # ------------------------------------------------------------------------------- serving
+
+    def expose(self, *bindings: Any) -> Any:
+        """The :class:`~agentdeck.serving.Exposure` of this deck over ``bindings`` (the serving
+        surface's lower-level object; ``asgi``/``serve``/``serve_async`` are built on it)."""
+        from agentdeck.serving import Exposure
+
+        return Exposure(self, bindings)
+
+    def asgi(self, *bindings: Any) -> Any:
+        """An ASGI application serving this deck over ``bindings`` (default: ``Native.http()``).
+
+        Its lifespan opens the deck on startup and closes it on shutdown; a deck you opened
+        yourself is left alone.
+        """
+        return self.expose(*bindings).asgi()
+
+    def serve(self, *bindings: Any, **options: Any) -> None:
+        """Serve this deck over ``bindings`` until the server exits, owning the event loop."""
+        self.expose(*bindings).serve(**options)
+
+    async def serve_async(self, *bindings: Any, **options: Any) -> None:
+        """:meth:`serve` for callers already inside an event loop."""
+        await self.expose(*bindings).serve_async(**options)
+
     def session_for(self, session_id: str) -> Any:
         """The engine's conversation-memory session ``run``/``stream`` use for ``session_id``."""
         self.build()

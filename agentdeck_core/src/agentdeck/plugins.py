@@ -189,6 +189,7 @@ _COMPONENT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 _CORE_PLUGIN = "agentdeck"
 _CORE_DISTRIBUTION = "agentdeck-core"
 _BUILTIN_MODULES = {
+    "bindings": "agentdeck.bindings.plugin",
     "memory": "agentdeck.memory.plugin",
     "native": "agentdeck.native.plugin",
     "observers": "agentdeck.observers.plugin",

@@ -12,7 +12,15 @@ Nothing here knows an engine SDK or a database driver.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +36,7 @@ if TYPE_CHECKING:
     from agentdeck.settings import Settings
 
 __all__ = [
+    "ASGIApp",
     "BackendRequest",
     "Binding",
     "CheckpointerFactory",
@@ -44,6 +53,7 @@ __all__ = [
     "Invocation",
     "LeasePort",
     "LeaseState",
+    "ListenerBinding",
     "NewRun",
     "Observer",
     "OpenOutcome",
@@ -607,15 +617,75 @@ class Observer:
         """The stream has ended: write out whatever is buffered."""
 
 
+ASGIApp = Callable[
+    [
+        MutableMapping[str, Any],
+        Callable[[], Awaitable[MutableMapping[str, Any]]],
+        Callable[[MutableMapping[str, Any]], Awaitable[None]],
+    ],
+    Awaitable[None],
+]
+"""An ASGI 3 application: ``await app(scope, receive, send)``. Spelled out here so the core
+needs no web framework to compose listener bindings."""
+
+
 class Binding(ABC):
     """One external protocol over one transport (terminal, native HTTP/SSE, ...).
 
     Bindings read the canonical events with no translation layer of their own. The serving
-    surface (``deck.serve``/``asgi``/``expose``) drives them.
+    surface (``deck.serve``/``serve_async``/``asgi``/``expose``, built on
+    :class:`agentdeck.serving.Exposure`) drives them. A binding comes in one of two shapes:
+
+    * a **running** binding (the terminal chat) implements only :meth:`serve`: once the deck is
+      open, the exposure runs ``serve(deck)`` as a task beside everything else and cancels it at
+      shutdown (after the drain has parked the deck's live runs);
+    * a **listener** binding (HTTP) subclasses :class:`ListenerBinding`: it contributes an ASGI
+      app for its routes, and can run the server that listens for the composed app.
     """
 
     name: ClassVar[str]
 
     @abstractmethod
     async def serve(self, deck: Any) -> None:
-        """Serve ``deck`` (already open) until cancelled."""
+        """Serve ``deck`` (already open) until done or cancelled.
+
+        Returning ends this binding only. An exception is logged by the exposure and, when no
+        listener is being served (``deck.serve(Terminal.stdio())``), re-raised to the caller.
+        """
+
+
+class ListenerBinding(Binding):
+    """A binding reached through a network listener: it answers requests under
+    :attr:`mount_path` with an ASGI app, and knows how to run a server.
+
+    Several listener bindings share one listener: the exposure sends each ``http``/``websocket``
+    request to the binding with the longest matching :attr:`mount_path`, with the scope untouched
+    (the app sees the full path). The exposure owns the ``lifespan`` scope — it opens the deck,
+    runs the running bindings and drains at shutdown — so a binding's app never receives it and
+    asks the exposure whether it is ready (:attr:`~agentdeck.serving.Exposure.state`).
+    """
+
+    mount_path: str = ""
+    """The path prefix this binding owns (``""`` for the root, else ``"/api"``-shaped)."""
+
+    @abstractmethod
+    def asgi_app(self, exposure: Any) -> ASGIApp:
+        """The ASGI app answering this binding's requests for ``exposure``
+        (an :class:`~agentdeck.serving.Exposure`); built once per exposure."""
+
+    @abstractmethod
+    async def listen(
+        self, app: ASGIApp, exposure: Any, *, host: str, port: int, **options: Any
+    ) -> None:
+        """Serve ``app`` (the exposure's composed app, lifespan included) on ``host:port``.
+
+        The contract with the exposure: call ``exposure.notify_listening(addresses)`` once bound;
+        when a stop signal arrives (SIGTERM, SIGINT) or ``exposure.shutdown_requested`` becomes
+        true, first ``await exposure.drain()`` — new runs are refused while live ones park —
+        then stop accepting, let open responses finish and run the lifespan shutdown. Return
+        when the server has stopped. ``options`` are server-specific; refuse unknown ones.
+        """
+
+    async def serve(self, deck: Any) -> None:
+        """Serve ``deck`` over this binding alone, with default options."""
+        await deck.serve_async(self)

@@ -118,7 +118,9 @@ class Run:
         runtime = self._deck._require_open()
         await runtime.resume(self.id, context=self._context_for_continuation())
 
-    async def answer(self, value: Any, *, interrupt_id: str | None = None) -> None:
+    async def answer(
+        self, value: Any, *, interrupt_id: str | None = None, play: bool = True
+    ) -> None:
         """Answer the question this run waits on and let it continue.
 
         ``interrupt_id`` is needed only when several questions are open. A value that does not
@@ -126,6 +128,11 @@ class Run:
         ``answer.refused`` event) while the run stays parked. Answering a finished run does
         nothing; answering a running or paused one raises :class:`RunStateError` naming the
         call that is right.
+
+        ``play=False`` records the answer without continuing the run in this process, for a
+        deck that has no engine for it (the ``agentdeck`` command without a project): the run
+        stays ``waiting_answer`` with the question closed, and a deck that has the engine
+        continues it at its next sweep.
         """
         runtime = self._deck._require_open()
         state = await self._state()
@@ -172,6 +179,7 @@ class Run:
                 context=self._context_for_continuation(),
                 last=len(state.interrupts) == 1,
                 expect_seq=state.last_seq,
+                play=play,
             )
         except RunStateError:
             # Someone else moved the run first (another answer, a cancel): say what it is now.

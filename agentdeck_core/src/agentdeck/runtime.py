@@ -76,7 +76,7 @@ from agentdeck.ports import (
     Takeover,
 )
 from agentdeck.results import agent_output, workflow_output
-from agentdeck.status import SUSPENDED, TERMINAL, RunStatus
+from agentdeck.status import SUSPENDED, TERMINAL, RunStatus, fold
 
 __all__ = ["Budget", "NonDurableStoreWarning", "Runtime", "RuntimeConfig", "StartRequest"]
 
@@ -198,6 +198,8 @@ class Runtime:
         self._contexts: dict[str, Any] = {}
         self._closed = False
         self._warned_not_durable = False
+        # run id -> last seq the sweep already checked for an owed continuation.
+        self._owed_checked: dict[str, int] = {}
 
     # ------------------------------------------------------------------------------- lifecycle
 
@@ -381,6 +383,8 @@ class Runtime:
             # Under -W error the warning raises; the run is parked either way.
             with contextlib.suppress(NonDurableStoreWarning):
                 self._warn_if_not_durable(run_id)
+            if isinstance(ending, RunPaused) and ending.reason:
+                await self._wake_if_children_ended(run_id, ending.reason)
         elif ending is not None:
             self._forget(run_id)
             with contextlib.suppress(AgentDeckError):
@@ -532,6 +536,15 @@ class Runtime:
         status = RunStatus.PAUSED if ending.kind == "run.paused" else RunStatus.WAITING_ANSWER
         raise RunSuspendedError(run_id=run_id, status=status)
 
+    async def _wake_if_children_ended(self, run_id: str, reason: str) -> None:
+        """Close the gap between a parent deciding to wait and its pause being recorded: a child
+        that ended in between found the parent still running and could not wake it."""
+        for child_id in _waited_children(reason):
+            child = await self.store.get_run(child_id)
+            if child is not None and child.status in TERMINAL:
+                await self._wake_parent(run_id, child_id)
+                return
+
     async def _wake_parent(self, parent_run_id: str, child_run_id: str) -> None:
         """A child ended: a parent paused waiting for it continues (if it still waits)."""
         parent = await self.store.get_run(parent_run_id)
@@ -623,11 +636,18 @@ class Runtime:
             if child.status not in TERMINAL:
                 await self.request_control(child.run_id, ControlVerb.CANCEL, reason)
 
-    async def resume(self, run_id: str, *, context: Any = None, reason: str = "resumed") -> bool:
+    async def resume(
+        self, run_id: str, *, context: Any = None, reason: str = "resumed", play: bool = True
+    ) -> bool:
         """Continue a paused run (conditional ``run.resumed``); returns whether this call won.
 
         On a waiting run it lifts a pending pause, and otherwise refuses (answer it instead).
         A pending pause on a running run is withdrawn; a pending cancel on a paused run ends it.
+
+        ``play=False`` is for a process that has no engine for the run (the ``agentdeck``
+        command without a project): a paused run is not continued here, the request is recorded
+        as ``control.requested(verb="resume")`` and a deck that has the engine continues it at
+        its next sweep (:meth:`sweep_once`).
         """
         record = await self._record(run_id)
         if record.status in TERMINAL:
@@ -649,6 +669,13 @@ class Runtime:
         if any(s.verb is ControlVerb.CANCEL for s in await self.control.pending(run_id)):
             await self._act_on_parked(run_id, context)
             return False
+        if not play:
+            await self.append(
+                run_id,
+                [ControlRequested(verb=ControlVerb.RESUME, reason=reason)],
+                expect=(RunStatus.PAUSED,),
+            )
+            return False
         return await self._continue(
             run_id, [RunResumed(reason=reason)], entry=Entry.AFTER_PAUSE, context=context
         )
@@ -662,10 +689,17 @@ class Runtime:
         context: Any = None,
         last: bool,
         expect_seq: int,
+        play: bool = True,
     ) -> bool:
-        """Record an accepted answer; when it closes the last open question, continue the run."""
+        """Record an accepted answer; when it closes the last open question, continue the run.
+
+        ``play=False`` is for a process that has no engine for the run (the ``agentdeck``
+        command without a project): the answer is recorded and nothing more, even when it closes
+        the last question. The run stays ``waiting_answer`` with no open question until a deck
+        that has the engine continues it at its next sweep (:meth:`sweep_once`).
+        """
         payloads: list[Payload] = [AnswerRecorded(interrupt_id=interrupt_id, value=value)]
-        if not last:
+        if not last or not play:
             await self.append(
                 run_id, payloads, expect=(RunStatus.WAITING_ANSWER,), expect_seq=expect_seq
             )
@@ -746,7 +780,8 @@ class Runtime:
     # ------------------------------------------------------------------------------- liveness
 
     async def sweep_once(self) -> None:
-        """Close runs whose leases lapsed and wake paused runs whose timer is due."""
+        """Close runs whose leases lapsed, wake paused runs whose timer is due, and continue
+        runs another process answered or asked to resume without playing them."""
         for run_id in await self.leases.lapsed():
             if run_id in self._playing:
                 continue
@@ -766,14 +801,76 @@ class Runtime:
         for record in due.runs:
             with contextlib.suppress(RunStateError, ReplayError):
                 await self.resume(record.run_id, reason="timer")
+        await self._continue_owed()
+
+    async def _continue_owed(self) -> None:
+        """Continue the suspended runs a process without their engine answered or resumed.
+
+        Such a process (``answer(..., play=False)``, ``resume(..., play=False)``) leaves the
+        run suspended with its decision as the last event: ``answer.recorded`` closing the last
+        open question, or ``control.requested(verb="resume")`` on a paused run. Listing
+        suspended runs reads only the index; a run's last event is read only when this deck
+        has its invocable and its log moved since a sweep here last looked, so a run parked for
+        days costs one read per process. Between several decks the conditional append of
+        ``run.resumed`` picks one.
+        """
+        if self._closed:
+            return  # a closing deck admits no continuations
+        checked: dict[str, int] = {}
+        cursor: str | None = None
+        while True:
+            page = await self.store.list_runs(
+                RunQuery(all_namespaces=True, status=SUSPENDED, limit=500, cursor=cursor)
+            )
+            for record in page.runs:
+                if record.name not in self.invocables:
+                    continue
+                if self._owed_checked.get(record.run_id) == record.last_seq:
+                    checked[record.run_id] = record.last_seq
+                    continue
+                try:
+                    await self._continue_if_owed(record)
+                except (RunStateError, ReplayError, NotFoundError) as refused:
+                    log.warning("run %s cannot be continued here: %s", record.run_id, refused)
+                except AgentDeckError:
+                    log.warning("checking run %s failed", record.run_id, exc_info=True)
+                    continue  # not marked checked: the next sweep tries again
+                checked[record.run_id] = record.last_seq
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        self._owed_checked = checked
+
+    async def _continue_if_owed(self, record: RunRecord) -> None:
+        last = await self.store.read(record.run_id, from_seq=record.last_seq, limit=1)
+        if not last:
+            return
+        payload = last[0].payload
+        if record.status is RunStatus.PAUSED:
+            if isinstance(payload, ControlRequested) and payload.verb == ControlVerb.RESUME:
+                await self.resume(record.run_id, reason=payload.reason or "resumed")
+            return
+        if not isinstance(payload, AnswerRecorded):
+            return
+        state = fold(await self.store.read(record.run_id))
+        if state.status is RunStatus.WAITING_ANSWER and not state.interrupts:
+            await self._continue(
+                record.run_id,
+                [RunResumed(reason="answered", interrupt_id=payload.interrupt_id)],
+                entry=Entry.ANSWERED,
+                context=None,
+                expect_seq=state.last_seq,
+            )
 
     async def sweep_forever(self) -> None:
+        """Sweep at once (a deck opening after a restart wakes what fell due meanwhile), then
+        every ``sweep_interval`` seconds, for the deck's lifetime."""
         while True:
-            await self.clock.sleep(self.config.sweep_interval)
             try:
                 await self.sweep_once()
             except Exception:
                 log.exception("sweep failed")
+            await self.clock.sleep(self.config.sweep_interval)
 
     # ------------------------------------------------------------------------------- reading
 
@@ -807,6 +904,16 @@ TERMINAL_OR_SUSPENDING = frozenset(
     {"run.completed", "run.failed", "run.cancelled", "run.paused", "run.interrupted"}
 )
 SUSPENDING = frozenset({"run.paused", "run.interrupted"})
+
+
+_WAITING_FOR_CHILDREN = "waiting for child run "
+
+
+def _waited_children(reason: str) -> list[str]:
+    """The child run ids a ``run.paused`` reason says its run waits on (none for other pauses)."""
+    if not reason.startswith(_WAITING_FOR_CHILDREN):
+        return []
+    return [part.strip() for part in reason[len(_WAITING_FOR_CHILDREN) :].split(",") if part]
 
 
 def _json_result(completed: RunCompleted) -> Any:

@@ -16,3 +16,13 @@ def test_package_imports_and_its_entry_point_is_declared() -> None:
     assert entry_point.dist is not None
     assert entry_point.dist.name == "agentdeck-http"
     assert entry_point.load() is importlib.import_module("agentdeck_http.plugin")
+
+
+def test_the_binding_is_registered_as_http_and_resolves_from_agentdeck_bindings() -> None:
+    from agentdeck.bindings import Native as Resolved
+    from agentdeck.plugins import PluginHost
+
+    assert Resolved is agentdeck_http.Native
+    built = PluginHost.discover().binding("http", path="/api")
+    assert isinstance(built, agentdeck_http.Native)
+    assert built.mount_path == "/api"

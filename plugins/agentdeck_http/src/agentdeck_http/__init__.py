@@ -1,12 +1,15 @@
-"""AgentDeck HTTP binding: FastAPI routes and a Server-Sent Events stream.
+"""AgentDeck HTTP binding: the native wire protocol over HTTP and Server-Sent Events.
 
-Installed, this distribution (agentdeck-http) will provide:
-
-- a FastAPI binding that starts, answers, pauses and cancels runs over HTTP
-- a Server-Sent Events stream of a run's events (`id: <seq>`, `event: <kind>`, `data: <event
-  JSON>`; resumable with `Last-Event-ID` or `from_seq`)
-
-AgentDeck finds it through the ``agentdeck`` entry-point group; nothing needs importing by hand.
+``Native.http()`` is the binding (``deck.serve(Native.http(), port=8000)``,
+``deck.asgi(Native.http(path="/api"))``); it is also what ``from agentdeck.bindings import
+Native`` resolves to. AgentDeck finds the plugin through the ``agentdeck`` entry-point group.
 """
 
+from __future__ import annotations
+
 __version__ = "0.1.0"
+
+from agentdeck_http.binding import ContextFactory, KindFilter, Native
+from agentdeck_http.context import ServedCall
+
+__all__ = ["ContextFactory", "KindFilter", "Native", "ServedCall", "__version__"]

@@ -1,0 +1,20 @@
+"""The core's terminal binding, registered through the same hook as any plugin's binding.
+
+Declared as the entry point ``bindings = "agentdeck.bindings.plugin"`` of agentdeck-core, so
+``agentdeck plugins`` lists it and ``host.binding("terminal")`` builds it.
+"""
+
+from __future__ import annotations
+
+import agentdeck
+from agentdeck.bindings.terminal import Terminal
+from agentdeck.hookspecs import RegisterNamed
+
+
+@agentdeck.hookimpl
+def agentdeck_register_bindings(register: RegisterNamed) -> None:
+    register(
+        Terminal.name,
+        Terminal,
+        description="a chat on the terminal: streamed replies, questions asked inline",
+    )

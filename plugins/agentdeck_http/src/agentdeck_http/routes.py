@@ -1,0 +1,326 @@
+"""The native routes: start, read, list, stream, answer and control runs; health.
+
+Every route is a thin shell over ``deck.runs`` and the ``Run`` handle — the same calls an
+embedded Python caller makes — so a run started here is the run a terminal or another listener
+sees, read from the same canonical events.
+"""
+
+# No ``from __future__ import annotations``: FastAPI reads these signatures at runtime, and the
+# dependency aliases (``Caller``) are local to the router builder, out of reach of string
+# annotations.
+
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
+from sse_starlette import EventSourceResponse
+
+from agentdeck.errors import DuplicateKeyError, InvalidInputError, RunStateError
+from agentdeck.status import TERMINAL, RunStatus, fold
+from agentdeck_http.problems import problem_for, unavailable
+from agentdeck_http.security import Principal, recognised
+from agentdeck_http.served import NamespaceQuery, RunIdPath, Served, errors
+from agentdeck_http.streams import run_event_frames, sse_response
+from agentdeck_http.wire import (
+    MAX_IDENTIFIER,
+    AnswerRequest,
+    ControlRequest,
+    HealthView,
+    InterruptView,
+    RunPageView,
+    RunView,
+    StartRunRequest,
+    StatusBody,
+)
+
+__all__ = ["native_router"]
+
+
+def native_router(served: Served) -> APIRouter:
+    exposure, binding = served.exposure, served.binding
+    deck = exposure.deck
+    router = APIRouter(prefix=served.prefix, dependencies=[Depends(served.ready)])
+    Caller = Annotated[Principal, Depends(served.authenticate)]
+
+    def location(run_id: str) -> str:
+        return f"{served.prefix}/runs/{run_id}"
+
+    async def view(run_id: str, namespace: str | None, *, pending: bool = False) -> RunView:
+        record = await exposure.record(run_id, namespace=namespace)
+        interrupts: list[InterruptView] = []
+        if pending and record.status is RunStatus.WAITING_ANSWER:
+            run = await exposure.run(run_id, namespace=namespace)
+            state = fold([event async for event in run.events()])
+            interrupts = [InterruptView.of(interrupt) for interrupt in state.interrupts]
+        return RunView.of(record, interrupts)
+
+    def scoped(caller: Principal, requested: str | None, run_id: str) -> str | None:
+        namespace = caller.namespace(requested)
+        caller.require_run(namespace, run_id)
+        return namespace
+
+    # ------------------------------------------------------------------------------- health
+
+    @router.get(
+        "/health",
+        response_model=HealthView,
+        responses={503: {"model": StatusBody, "description": "starting or draining"}},
+        summary="Whether the deck is serving, and what it serves",
+    )
+    async def health(request: Request) -> HealthView:
+        """``ok`` with the agent, workflow and skill names. With API keys configured, the names
+        are listed only for a request carrying a valid key (a load balancer's probe needs none).
+        """
+        if not exposure.accepting:
+            raise unavailable(exposure)
+        if binding.api_keys is not None and recognised(binding.api_keys, request) is None:
+            return HealthView(status="ok")
+        names = exposure.catalog()
+        return HealthView(
+            status="ok",
+            agents=names["agents"],
+            workflows=names["workflows"],
+            skills=names["skills"],
+        )
+
+    # ------------------------------------------------------------------------------- runs
+
+    @router.post(
+        "/runs",
+        status_code=201,
+        response_model=RunView,
+        responses={
+            200: {"model": RunView, "description": "if_exists=return: the run holding the key"},
+            **errors(401, 403, 404, 409, 413, 422, 500, 503),
+        },
+        summary="Start an agent or workflow run",
+    )
+    async def start_run(
+        body: StartRunRequest, request: Request, response: Response, caller: Caller
+    ) -> RunView:
+        """Starts the run and returns at once (``201``, ``Location`` names it); follow it at
+        ``GET /runs/{id}/events``. 404 lists the names the deck serves; 409 carries the busy
+        session's holder or the key's holder; 422 names the field that was wrong."""
+        served.require_accepting()
+        namespace = caller.namespace(body.namespace)
+        caller.require(namespace)
+        invocable = exposure.resolve(body.name)
+        context = await served.context(
+            request, "start", name=invocable.name, namespace=namespace, session_id=body.session_id
+        )
+        try:
+            run = await deck.runs.start(
+                invocable.name,
+                body.input,
+                context=context,
+                session_id=body.session_id,
+                namespace=namespace,
+                key=body.key,
+            )
+        except InvalidInputError as bad:
+            raise problem_for(bad, field_prefix="input") from None
+        except DuplicateKeyError as clash:
+            if body.if_exists != "return":
+                raise
+            response.status_code = 200
+            response.headers["Location"] = location(clash.holder_run_id)
+            return await view(clash.holder_run_id, namespace)
+        except RunStateError:
+            if not exposure.accepting:  # the drain began while this request was on its way
+                raise unavailable(exposure) from None
+            raise
+        response.headers["Location"] = location(run.id)
+        return await view(run.id, namespace)
+
+    @router.get(
+        "/runs",
+        response_model=RunPageView,
+        responses=errors(401, 403, 422, 503),
+        summary="List a namespace's runs, oldest first",
+    )
+    async def list_runs(
+        caller: Caller,
+        namespace: NamespaceQuery = None,
+        status: Annotated[RunStatus | None, Query(description="only runs in this status")] = None,
+        session_id: Annotated[str | None, Query(min_length=1, max_length=MAX_IDENTIFIER)] = None,
+        key: Annotated[str | None, Query(min_length=1, max_length=MAX_IDENTIFIER)] = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 100,
+        cursor: Annotated[
+            str | None, Query(min_length=1, max_length=1000, description="a next_cursor")
+        ] = None,
+    ) -> RunPageView:
+        resolved = caller.namespace(namespace)
+        caller.require(resolved)
+        try:
+            page = await exposure.list_runs(
+                namespace=resolved,
+                status=status,
+                session_id=session_id,
+                key=key,
+                limit=limit,
+                cursor=cursor,
+            )
+        except InvalidInputError as bad:
+            raise problem_for(bad) from None
+        return RunPageView(
+            runs=[RunView.of(record) for record in page.runs], next_cursor=page.next_cursor
+        )
+
+    @router.get(
+        "/runs/{run_id}",
+        response_model=RunView,
+        responses=errors(401, 404, 422, 503),
+        summary="One run: status, identity and its open questions",
+    )
+    async def get_run(
+        run_id: RunIdPath, caller: Caller, namespace: NamespaceQuery = None
+    ) -> RunView:
+        return await view(run_id, scoped(caller, namespace, run_id), pending=True)
+
+    @router.get(
+        "/runs/{run_id}/events",
+        response_class=EventSourceResponse,
+        responses={
+            200: {
+                "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                "description": "frames `id: <seq>`, `event: <kind>`, `data: <event JSON>`",
+            },
+            204: {"description": "the run has ended and nothing is left after the given seq"},
+            **errors(401, 404, 422, 503),
+        },
+        summary="The run's events as Server-Sent Events, resumable",
+    )
+    async def run_events(
+        run_id: RunIdPath,
+        caller: Caller,
+        namespace: NamespaceQuery = None,
+        from_seq: Annotated[
+            int, Query(ge=0, le=2**53, description="first seq to send (inclusive)")
+        ] = 0,
+        follow: Annotated[
+            bool, Query(description="tail live until the run ends or parks; false: a snapshot")
+        ] = True,
+        last_event_id: Annotated[
+            str | None,
+            Header(
+                alias="Last-Event-ID",
+                pattern=r"^[0-9]{1,15}$",
+                description="resume after this seq (exclusive); wins over from_seq",
+            ),
+        ] = None,
+    ) -> Response:
+        """Frames ``id: <seq>``, ``event: <kind>``, ``data: <event JSON>``; comment lines as
+        heartbeats. Reconnecting with ``Last-Event-ID`` sends exactly the events after it."""
+        resolved = scoped(caller, namespace, run_id)
+        start = from_seq if last_event_id is None else int(last_event_id) + 1
+        record = await exposure.record(run_id, namespace=resolved)
+        if follow and record.status in TERMINAL and start > record.last_seq:
+            return Response(status_code=204)
+        run = await exposure.run(run_id, namespace=resolved)
+        frames = run_event_frames(
+            exposure, run, from_seq=start, follow=follow, kinds=binding.public_kinds
+        )
+        return sse_response(frames, heartbeat=binding.heartbeat)
+
+    # ------------------------------------------------------------------------------- control
+
+    @router.post(
+        "/runs/{run_id}/answer",
+        response_model=RunView,
+        responses=errors(401, 404, 409, 413, 422, 500, 503),
+        summary="Answer the question a run waits on",
+    )
+    async def answer_run(
+        run_id: RunIdPath,
+        body: AnswerRequest,
+        request: Request,
+        caller: Caller,
+        namespace: NamespaceQuery = None,
+    ) -> RunView:
+        """422 when the answer does not fit the question (the reason names what would), 409 when
+        the run is not waiting for an answer."""
+        served.require_accepting()
+        resolved = scoped(caller, namespace, run_id)
+        record = await exposure.record(run_id, namespace=resolved)
+        if record.status in TERMINAL:
+            raise served.refuse(
+                409,
+                f"run '{run_id}' is {record.status.value}; there is no question to answer",
+                "run_state",
+                run_id=run_id,
+                status=record.status.value,
+                accepted=[RunStatus.WAITING_ANSWER.value],
+            )
+        context = await served.context(
+            request, "answer", name=record.name, namespace=resolved, run_id=run_id
+        )
+        run = await exposure.run(run_id, namespace=resolved, context=context)
+        await run.answer(body.value, interrupt_id=body.interrupt_id)
+        return await view(run_id, resolved, pending=True)
+
+    @router.post(
+        "/runs/{run_id}/pause",
+        status_code=202,
+        response_model=RunView,
+        responses=errors(401, 404, 413, 422, 503),
+        summary="Ask a run to pause at its next safe point",
+    )
+    async def pause_run(
+        run_id: RunIdPath,
+        caller: Caller,
+        namespace: NamespaceQuery = None,
+        body: Annotated[ControlRequest | None, Body()] = None,
+    ) -> RunView:
+        """Records the request and returns at once (202): the run stops at its next safe point,
+        which nobody can know at the moment of asking."""
+        resolved = scoped(caller, namespace, run_id)
+        run = await exposure.run(run_id, namespace=resolved)
+        await run.pause(body.reason if body is not None else None)
+        return await view(run_id, resolved)
+
+    @router.post(
+        "/runs/{run_id}/cancel",
+        status_code=202,
+        response_model=RunView,
+        responses=errors(401, 404, 413, 422, 503),
+        summary="Ask a run to stop for good",
+    )
+    async def cancel_run(
+        run_id: RunIdPath,
+        caller: Caller,
+        namespace: NamespaceQuery = None,
+        body: Annotated[ControlRequest | None, Body()] = None,
+    ) -> RunView:
+        """A suspended run ends at once; a running one at its next safe point. Cascades to the
+        run's children."""
+        resolved = scoped(caller, namespace, run_id)
+        run = await exposure.run(run_id, namespace=resolved)
+        await run.cancel(body.reason if body is not None else None)
+        return await view(run_id, resolved)
+
+    @router.post(
+        "/runs/{run_id}/resume",
+        response_model=RunView,
+        responses=errors(401, 404, 409, 413, 422, 500, 503),
+        summary="Continue a paused run",
+    )
+    async def resume_run(
+        run_id: RunIdPath,
+        request: Request,
+        caller: Caller,
+        namespace: NamespaceQuery = None,
+        body: Annotated[ControlRequest | None, Body()] = None,
+    ) -> RunView:
+        """409 for a run waiting for an answer (answer it instead); a run that is not paused is
+        left as it is."""
+        del body  # a resume takes no reason; the body is accepted for symmetry
+        served.require_accepting()
+        resolved = scoped(caller, namespace, run_id)
+        record = await exposure.record(run_id, namespace=resolved)
+        context = await served.context(
+            request, "resume", name=record.name, namespace=resolved, run_id=run_id
+        )
+        run = await exposure.run(run_id, namespace=resolved, context=context)
+        await run.resume()
+        return await view(run_id, resolved, pending=True)
+
+    return router
