@@ -34,6 +34,7 @@ from agentdeck.clock import Clock, SystemClock
 from agentdeck.context import validate_context_declaration
 from agentdeck.errors import ConfigError, DuplicateKeyError, RunSuspendedError
 from agentdeck.events import ControlVerb, Event
+from agentdeck.metrics import RunMetrics
 from agentdeck.observing import ObserverHub
 from agentdeck.plugins import (
     OBSERVERS,
@@ -129,6 +130,7 @@ class Deck:
         self._runtime: Runtime | None = None
         self._opened: list[Any] = []
         self._hub: ObserverHub | None = None
+        self._metrics = RunMetrics()
         self._sweeper: asyncio.Task[None] | None = None
         self.runs = Runs(self)
 
@@ -161,6 +163,12 @@ class Deck:
     @property
     def state(self) -> DeckState:
         return self._state
+
+    @property
+    def metrics(self) -> RunMetrics:
+        """Counters of the runs this deck recorded (``metrics.render()`` is the Prometheus
+        text the HTTP binding serves at ``/metrics``)."""
+        return self._metrics
 
     @property
     def agents(self) -> Mapping[str, Agent]:
@@ -254,7 +262,7 @@ class Deck:
                 use_settings = getattr(observer, "use_settings", None)
                 if callable(use_settings):
                     use_settings(settings)
-            hub = ObserverHub(observers)
+            hub = ObserverHub(observers, metrics=self._metrics)
             await hub.start()
             self._hub = hub
             for engine in self._engines.values():

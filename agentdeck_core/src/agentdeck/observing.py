@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from agentdeck.events import Event
+from agentdeck.metrics import RunMetrics
 from agentdeck.ports import Observer
 
 __all__ = ["ObserverHub", "ObserverStats"]
@@ -59,6 +60,7 @@ class ObserverHub:
         retry_after: float = 1.0,
         max_backoff: float = 60.0,
         drain_timeout: float = 5.0,
+        metrics: RunMetrics | None = None,
     ) -> None:
         self._observers = list(observers)
         self._queue_size = queue_size
@@ -66,6 +68,7 @@ class ObserverHub:
         self._max_backoff = max_backoff
         self._drain_timeout = drain_timeout
         self._taps: list[_Tap] = []
+        self.metrics = metrics if metrics is not None else RunMetrics()
 
     @property
     def stats(self) -> list[tuple[Observer, ObserverStats]]:
@@ -92,6 +95,8 @@ class ObserverHub:
 
     def publish(self, events: Iterable[Event]) -> None:
         """Hand events to every observer whose view accepts them. Never blocks, never raises."""
+        events = list(events)
+        self.metrics.observe(events)
         if not self._taps:
             return
         now = self._monotonic()
@@ -102,12 +107,16 @@ class ObserverHub:
                     continue
                 disabled_until = tap.stats.disabled_until
                 if disabled_until is not None and now < disabled_until:
-                    tap.stats.dropped += 1
+                    self._dropped(tap)
                     continue
                 try:
                     tap.queue.put_nowait(event)
                 except asyncio.QueueFull:
-                    tap.stats.dropped += 1
+                    self._dropped(tap)
+
+    def _dropped(self, tap: _Tap, count: int = 1) -> None:
+        tap.stats.dropped += count
+        self.metrics.observer_drops[type(tap.observer).__name__] += count
 
     async def close(self) -> None:
         """Drain each observer for a bounded time, then drop what is left, then close it."""
@@ -122,7 +131,7 @@ class ObserverHub:
                 task.cancel()
             for tap in taps:
                 if tap.worker in pending:
-                    tap.stats.dropped += tap.queue.qsize()
+                    self._dropped(tap, tap.queue.qsize())
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
         for tap in taps:

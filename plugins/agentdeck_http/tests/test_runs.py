@@ -295,3 +295,22 @@ async def _until_status(client: Any, run_id: str, status: str) -> None:
                 pass
         body = (await client.get(f"/runs/{run_id}")).json()
     assert body["status"] == status
+
+
+async def test_metrics_are_scrapeable_in_the_prometheus_text_format() -> None:
+    async with serving(deck(), Native.http()) as served:
+        started = await served.client.post(
+            "/runs", json={"name": "pair", "input": {"a": 1, "b": 2}}
+        )
+        run = await served.exposure.deck.runs.get(started.json()["id"])
+        assert await run == 3
+        await served.client.post("/runs", json={"name": "approval", "input": {"order_id": "A"}})
+        await asyncio.sleep(0.05)  # let the second run park on its question
+        response = await served.client.get("/metrics")
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+        text = response.text
+        assert 'agentdeck_runs_started_total{name="pair"} 1' in text
+        assert 'agentdeck_runs_finished_total{name="pair",status="completed"} 1' in text
+        assert 'agentdeck_run_suspensions_total{name="approval",status="waiting_answer"} 1' in text
+        assert 'agentdeck_run_duration_seconds_count{name="pair",status="completed"} 1' in text

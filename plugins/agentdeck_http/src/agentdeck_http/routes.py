@@ -12,6 +12,7 @@ sees, read from the same canonical events.
 from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
+from fastapi.responses import PlainTextResponse
 from sse_starlette import EventSourceResponse
 
 from agentdeck.errors import DuplicateKeyError, InvalidInputError, RunStateError
@@ -80,6 +81,23 @@ def native_router(served: Served) -> APIRouter:
             agents=names["agents"],
             workflows=names["workflows"],
             skills=names["skills"],
+        )
+
+    @router.get(
+        "/metrics",
+        response_class=PlainTextResponse,
+        responses={
+            200: {"content": {"text/plain": {}}, "description": "Prometheus text format"},
+            **errors(401, 503),
+        },
+        summary="Run metrics, in the Prometheus text exposition format",
+    )
+    async def metrics(caller: Caller) -> PlainTextResponse:
+        """Runs started, ended and parked by name and status, run durations, model calls and
+        tokens by model, and events dropped by slow observers — counted in this process. With
+        API keys configured, a valid key is required (the names are the catalog's)."""
+        return PlainTextResponse(
+            deck.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8"
         )
 
     # ------------------------------------------------------------------------------- runs

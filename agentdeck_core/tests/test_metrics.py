@@ -1,0 +1,54 @@
+"""Run metrics counted from recorded events, rendered in the Prometheus text format."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from agentdeck import Event, RunCompleted, RunInterrupted, RunStarted, Usage, UsageReported
+from agentdeck.metrics import RunMetrics
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def event(payload: object, seq: int, seconds: float = 0.0, run_id: str = "r1") -> Event:
+    return Event.record(payload, seq=seq, run_id=run_id, ts=T0 + timedelta(seconds=seconds))  # type: ignore[arg-type]
+
+
+def test_runs_tokens_and_durations_are_counted_and_rendered() -> None:
+    metrics = RunMetrics()
+    metrics.observe(
+        [
+            event(RunStarted(name="bot", invocable_kind="agent"), 0),
+            event(UsageReported(model="m-1", usage=Usage(input_tokens=10, output_tokens=5)), 1, 1),
+            event(RunCompleted(), 2, 2.5),
+            event(RunStarted(name='we"ird', invocable_kind="workflow"), 0, run_id="r2"),
+            event(RunInterrupted(interrupt_id="q"), 1, 1, run_id="r2"),
+        ]
+    )
+    metrics.observer_drops["SlowObserver"] += 3
+
+    text = metrics.render()
+
+    assert 'agentdeck_runs_started_total{name="bot"} 1' in text
+    assert 'agentdeck_runs_finished_total{name="bot",status="completed"} 1' in text
+    assert 'agentdeck_run_duration_seconds_sum{name="bot",status="completed"} 2.5' in text
+    assert 'agentdeck_tokens_total{model="m-1",direction="input"} 10' in text
+    assert 'agentdeck_model_calls_total{model="m-1"} 1' in text
+    assert 'agentdeck_run_suspensions_total{name="we\\"ird",status="waiting_answer"} 1' in text
+    assert 'agentdeck_observer_dropped_events_total{observer="SlowObserver"} 3' in text
+    assert text.count("# TYPE") == 7
+
+
+async def test_a_deck_counts_what_it_records() -> None:
+    from agentdeck import Deck, workflow
+    from agentdeck.settings import Settings
+
+    @workflow
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    async with Deck(workflows=[add], settings=Settings(), observers=()) as deck:
+        for i in range(3):
+            await deck.run("add", {"a": i, "b": 1})
+    assert deck.metrics.finished[("add", "completed")] == 3
+    assert deck.metrics.started["add"] == 3
