@@ -46,28 +46,52 @@ def commit_id() -> str:
     return out.stdout.strip() or "unknown"
 
 
-def _per_call(ns: float) -> str:
-    return f"{ns / 1000:.2f} µs" if ns >= 1000 else f"{ns:.0f} ns"
+def _number(value: float) -> str:
+    magnitude = abs(value)
+    if magnitude >= 1000:
+        return f"{value:,.0f}"
+    if magnitude >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
 
 
-def _value(m: Measurement) -> str:
-    return f"{m.value:.2f}x" if m.unit == "x" else f"{m.value:+.2f} µs"
+def _side(m: Measurement, reading: float) -> str:
+    return f"{_number(reading)} {m.side_unit}"
+
+
+def _in_unit(unit: str, value: float, *, signed: bool = False) -> str:
+    if unit == "x":
+        return f"{value:.2f}x"
+    if unit == "us":
+        return f"{value:+.1f} µs" if signed else f"{value:.1f} µs"
+    if unit == "per_s":
+        return f"{_number(value)}/s"
+    if unit == "us_op":
+        return f"{value:.2f} µs/op"
+    return f"{value:.2f} MB"
 
 
 def _budget(m: Measurement) -> str:
-    return f"{m.budget:.2f}x" if m.unit == "x" else f"{m.budget:+.2f} µs"
+    return ("≥ " if m.floor else "≤ ") + _in_unit(m.unit, m.budget)
+
+
+def _mark(m: Measurement, *, smoke: bool) -> str:
+    if smoke:
+        return "smoke"
+    return "pass" if m.within_budget else "FALLS SHORT"
 
 
 def print_table(results: list[Measurement], *, smoke: bool) -> None:
-    header = ("row", "subject/call", "baseline/call", "value", "budget", "")
+    header = ("row", "subject", "baseline", "median", "p95", "budget", "")
     lines = [
         (
             m.name,
-            _per_call(m.subject_ns_per_call),
-            _per_call(m.baseline_ns_per_call),
-            _value(m),
+            _side(m, m.subject),
+            _side(m, m.baseline),
+            _in_unit(m.unit, m.value, signed=True),
+            _in_unit(m.unit, m.p95, signed=True),
             _budget(m),
-            "smoke" if smoke else ("ok" if m.within_budget else "OVER BUDGET"),
+            _mark(m, smoke=smoke),
         )
         for m in results
     ]
@@ -85,7 +109,7 @@ def write_json(results: list[Measurement], *, smoke: bool, out_dir: Path) -> Pat
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{now.strftime('%Y%m%dT%H%M%SZ')}-{commit}.json"
     document = {
-        "schema": 1,
+        "schema": 2,
         "timestamp": now.isoformat(),
         "commit": commit,
         "mode": "smoke" if smoke else "full",
@@ -122,9 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     print_table(results, smoke=args.smoke)
     path = write_json(results, smoke=args.smoke, out_dir=args.results_dir)
     print(f"results: {path}")
-    over = [m.name for m in results if not m.within_budget]
-    if over and not args.smoke:
-        print(f"over budget: {', '.join(over)}", file=sys.stderr)
+    short = [m.name for m in results if not m.within_budget]
+    if short and not args.smoke:
+        print(f"falls short of budget: {', '.join(short)}", file=sys.stderr)
         return 1
     return 0
 
