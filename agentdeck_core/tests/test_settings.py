@@ -8,6 +8,7 @@ from typing import ClassVar
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from agentdeck.errors import ConfigError
@@ -323,3 +324,28 @@ def test_describe_sections_includes_plugin_sections_it_is_given() -> None:
 
     assert [doc.section for doc in docs] == ["agentdeck", "runtime", "bell"]
     assert docs[2].rows[0].env_var == "AGENTDECK_BELL_VOLUME"
+
+
+# --------------------------------------------------------------------------- undecodable values
+
+
+class ChimeSettings(SettingsSection):
+    section: ClassVar[str] = "chime"
+    model_config = SettingsConfigDict(env_prefix="CHIME_")
+
+    origins: list[str] = Field(default_factory=list)
+
+
+def test_a_list_setting_that_is_not_json_in_the_environment_is_a_config_error_naming_it() -> None:
+    settings = Settings.load(env={"CHIME_ORIGINS": "https://example.org"}, config_file=None)
+
+    with pytest.raises(ConfigError, match=r"CHIME_ORIGINS could not be read.*JSON") as caught:
+        settings.section(ChimeSettings)
+
+    assert caught.value.setting == "CHIME_ORIGINS"
+
+
+def test_a_list_setting_given_as_json_in_the_environment_is_read() -> None:
+    settings = Settings.load(env={"CHIME_ORIGINS": '["https://a.org", "https://b.org"]'})
+
+    assert settings.section(ChimeSettings).origins == ["https://a.org", "https://b.org"]

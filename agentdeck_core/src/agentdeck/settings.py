@@ -50,6 +50,7 @@ from pydantic_settings import (
     InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from agentdeck.errors import ConfigError
@@ -489,6 +490,26 @@ def _build_section(
         return section(_build_sources=(sources, init_kwargs))
     except ValidationError as exc:
         raise _config_error(section, exc, env, block, overrides, config_file) from None
+    except SettingsError as exc:
+        raise _undecodable_value_error(section, exc) from None
+
+
+_UNDECODABLE_FIELD = re.compile(r'error parsing value for field "(?P<field>[^"]+)"')
+
+
+def _undecodable_value_error(section: type[SettingsSection], exc: SettingsError) -> ConfigError:
+    """pydantic-settings decodes list/dict values from the environment as JSON *before*
+    validation and raises its own error when that fails; say which variable and what shape."""
+    match = _UNDECODABLE_FIELD.search(str(exc))
+    field = match.group("field") if match else None
+    if field is None or field not in section.model_fields:
+        return ConfigError(f"settings section {section.section!r}: {exc}")
+    variable = section.env_var(field)
+    return ConfigError(
+        f"{variable} could not be read: a list or mapping setting takes a JSON value"
+        f' (for example ["a", "b"] or {{"key": "value"}})',
+        setting=variable,
+    )
 
 
 def _config_error(
