@@ -150,9 +150,11 @@ nox.options.sessions = [
         for package in CROSS_INTERPRETER_PACKAGES
     ),
     "e2e",
+    "examples",
     "lint",
     "typecheck",
     "imports",
+    "docs",
     "bench_smoke",
 ]
 
@@ -173,6 +175,14 @@ def _fixture_plugins() -> list[str]:
         f"./{p.relative_to(ROOT).as_posix()}"
         for p in base.iterdir()
         if (p / "pyproject.toml").is_file()
+    )
+
+
+def _example_distributions() -> list[str]:
+    """Examples that are distributions of their own (`examples/<name>/pyproject.toml`)."""
+    base = ROOT / "examples"
+    return sorted(
+        f"./{p.parent.relative_to(ROOT).as_posix()}" for p in base.glob("*/pyproject.toml")
     )
 
 
@@ -209,8 +219,29 @@ def e2e(session: nox.Session) -> None:
     # "." is the meta-distribution: installing it proves it resolves to these local packages.
     # Fixture plugins are editable so a reused venv never runs a stale copy of them.
     fixtures = [arg for path in _fixture_plugins() for arg in ("-e", path)]
-    _install_everything(session, ".", *fixtures)
+    # The docs harness runs every README's python blocks, examples' READMEs included, so the
+    # examples that are distributions of their own (examples/jack) must be importable here.
+    examples = [arg for path in _example_distributions() for arg in ("-e", path)]
+    _install_everything(session, ".", *fixtures, *examples)
     session.run("pytest", "tests", *session.posargs)
+
+
+@nox.session(python=REQUIRED_PYTHON)
+def examples(session: nox.Session) -> None:
+    """The example projects in examples/, each run offline by its own test.
+
+    Besides everything, each example's extra requirements (`<example>/requirements.txt`) and each
+    example that is a distribution of its own (`<example>/pyproject.toml`, editable so a reused
+    venv never runs a stale copy) are installed, in the same resolution.
+    """
+    base = ROOT / "examples"
+    requirements = [f"./{p.relative_to(ROOT).as_posix()}" for p in base.glob("*/requirements.txt")]
+    _install_everything(
+        session,
+        *(arg for path in sorted(requirements) for arg in ("-r", path)),
+        *(arg for path in _example_distributions() for arg in ("-e", path)),
+    )
+    session.run("pytest", "examples", *session.posargs)
 
 
 @nox.session(python=REQUIRED_PYTHON)
@@ -242,6 +273,21 @@ def imports(session: nox.Session) -> None:
     # lint-imports builds its graph from the installed packages, so all of them must be here.
     _install_everything(session, "import-linter")
     session.run("lint-imports", *session.posargs)
+
+
+@nox.session(python=REQUIRED_PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site: generated reference pages current, `mkdocs build --strict` clean.
+
+    Every plugin is installed because the reference pages (settings, HTTP, events, CLI) are
+    generated from them; the site is built into the session's temporary directory.
+    """
+    _install_everything(session, "mkdocs-material")
+    session.run("python", "docs/gen.py", "--check")
+    site = Path(session.create_tmp()) / "site"
+    session.run(
+        "mkdocs", "build", "--strict", "--site-dir", str(site), env={"NO_MKDOCS_2_WARNING": "1"}
+    )
 
 
 def _bench(session: nox.Session, *args: str) -> None:

@@ -25,7 +25,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC_GLOBS = ("docs/**/*.md", "README.md", "agentdeck_core/README.md", "plugins/*/README.md")
+DOC_GLOBS = (
+    "docs/**/*.md",
+    "README.md",
+    "agentdeck_core/README.md",
+    "plugins/*/README.md",
+    "examples/*/README.md",
+)
 MAX_NO_TEST_BLOCKS = 10
 # Keep examples offline: with these unset, examples run on the embedded defaults.
 PROVIDER_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY")
