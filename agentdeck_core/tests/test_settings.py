@@ -307,7 +307,13 @@ def test_describe_sections_gives_a_row_per_variable() -> None:
     assert (lease.type, lease.default) == ("float", "90.0")
     assert "lease" in lease.description
     core = [row.env_var for row in docs["CoreSettings"].rows]
-    assert core == ["AGENTDECK_STATE", "AGENTDECK_EVENTS", "AGENTDECK_CONTROL", CONFIG_ENV_VAR]
+    assert core == [
+        "AGENTDECK_STATE",
+        "AGENTDECK_EVENTS",
+        "AGENTDECK_CONTROL",
+        "AGENTDECK_SESSION",
+        CONFIG_ENV_VAR,
+    ]
     assert docs["CoreSettings"].section == "agentdeck"
 
 

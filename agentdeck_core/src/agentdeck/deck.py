@@ -503,7 +503,7 @@ class Deck:
     def _configured_sessions(self, host: PluginHost, settings: Settings) -> SessionFactory | None:
         """The session factory ``AGENTDECK_SESSION`` names (``local://``, in-process, when
         unset), or ``None`` when no installed plugin provides conversation sessions at all."""
-        url = settings.env.get("AGENTDECK_SESSION") or "local://"
+        url = settings.core.session or "local://"
         if url == "local://" and scheme_of(url) not in host.schemes(SESSION_FACTORIES):
             return None
         return host.session_factory(self._request(url, settings), setting="AGENTDECK_SESSION")

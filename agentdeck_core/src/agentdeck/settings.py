@@ -171,7 +171,13 @@ class CoreSettings(SettingsSection):
     shared across processes lets another process signal a run or free a killed worker's
     session by its lapsed lease."""
 
-    @field_validator("state", "events", "control")
+    session: str | None = Field(default=None, json_schema_extra={"accepted": _URL_ACCEPTED})
+    """Where agent conversation memory lives (not the event log), as a scheme-shaped URL whose
+    scheme picks the session plugin: `redis://host` keeps conversations in Redis, shared by every
+    worker and surviving a restart. Unset means `local://`: one in-process session per session
+    id, lost when the process exits."""
+
+    @field_validator("state", "events", "control", "session")
     @classmethod
     def _scheme_shaped(cls, value: str | None) -> str | None:
         if value is not None and not _SCHEME_URL.match(value):

@@ -9,6 +9,7 @@ shown to carry the first turn.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from agents import Agent, OpenAIResponsesModel, Runner, SQLiteSession
@@ -203,3 +204,32 @@ def test_only_redis_urls_and_positive_ttls_are_accepted() -> None:
     with pytest.raises(ConfigError) as refused:
         RedisSessionFactory("redis://127.0.0.1:6379/0", ttl=0)
     assert refused.value.setting == "AGENTDECK_SESSION_REDIS_TTL"
+
+
+# --------------------------------------------------------------------------- where the URL is read
+
+
+@pytest.mark.parametrize("layer", ["env", "config.yaml"])
+async def test_the_deck_takes_its_session_url_from_every_settings_layer(
+    layer: str, tmp_path: Path
+) -> None:
+    from agentdeck import Deck
+
+    url = "redis://127.0.0.1:6379/0"
+    if layer == "env":
+        settings = Settings.load(env={"AGENTDECK_SESSION": url}, config_file=None)
+    else:
+        config = tmp_path / "config.yaml"
+        config.write_text(f"agentdeck:\n  session: {url}\n", encoding="utf-8")
+        settings = Settings.load(env={}, config_file=config)
+    deck = Deck(settings=settings)
+
+    assert isinstance(deck.session_for("wa-1"), RedisSession)
+
+
+def test_without_a_session_url_the_deck_keeps_conversations_in_process() -> None:
+    from agentdeck import Deck
+
+    deck = Deck(settings=Settings.load(env={}, config_file=None))
+
+    assert isinstance(deck.session_for("wa-1"), SQLiteSession)

@@ -26,12 +26,12 @@ def test_its_sections_read_the_deck_environment() -> None:
     settings = Settings(
         env={
             "OPENAI_MODEL": "m-1",
-            "AGENTDECK_SESSION": "redis://127.0.0.1:6379/0",
+            "AGENTDECK_SESSION_REDIS_KEY_PREFIX": "chat",
             "AGENTDECK_RUNNER_MAX_TURNS": "7",
         }
     )
     assert settings.section(OpenAISettings).model == "m-1"
-    assert settings.section(SessionSettings).url == "redis://127.0.0.1:6379/0"
+    assert settings.section(SessionSettings).redis_key_prefix == "chat"
     assert settings.section(RunnerSettings).max_turns == 7
     assert settings.section(RunnerSettings).sdk_tracing is False
 

@@ -74,15 +74,12 @@ class RunnerSettings(SettingsSection):
 
 
 class SessionSettings(SettingsSection):
-    """Where agent conversation memory lives (not the event log)."""
+    """How conversations kept in Redis are stored. *Where* they live is the core's
+    `AGENTDECK_SESSION` (`session:` in config.yaml): the deck picks the session plugin by its
+    scheme before any plugin section is read."""
 
     section: ClassVar[str] = "session"
     model_config = SettingsConfigDict(env_prefix="AGENTDECK_SESSION_")
-
-    url: str | None = Field(default=None, validation_alias="AGENTDECK_SESSION")
-    """A `redis://` URL to keep conversations in Redis, shared by every worker and surviving a
-    restart. Unset keeps one in-process SQLite session per session id, lost when the process
-    exits."""
 
     redis_key_prefix: str = "agents:session"
     """Key prefix of conversations stored in Redis."""
