@@ -82,6 +82,10 @@ __all__ = ["Budget", "NonDurableStoreWarning", "Runtime", "RuntimeConfig", "Star
 
 log = logging.getLogger("agentdeck.runtime")
 
+# The reason a closing deck pauses the runs it is still playing. The pause is the deck's, not an
+# operator's, so the sweep of the next deck that opens with the run's invocable continues it.
+CLOSING_PAUSE_REASON = "deck closing"
+
 
 @dataclass(frozen=True, slots=True)
 class RuntimeConfig:
@@ -210,7 +214,7 @@ class Runtime:
         requested: list[str] = []
         for run_id, _ in playing:
             with contextlib.suppress(AgentDeckError):
-                if await self.control.request(run_id, ControlVerb.PAUSE, "deck closing"):
+                if await self.control.request(run_id, ControlVerb.PAUSE, CLOSING_PAUSE_REASON):
                     requested.append(run_id)
         tasks = [p.task for _, p in playing]
         if tasks:
@@ -804,7 +808,8 @@ class Runtime:
         await self._continue_owed()
 
     async def _continue_owed(self) -> None:
-        """Continue the suspended runs a process without their engine answered or resumed.
+        """Continue the suspended runs a process without their engine answered or resumed, and
+        the runs a closing deck paused.
 
         Such a process (``answer(..., play=False)``, ``resume(..., play=False)``) leaves the
         run suspended with its decision as the last event: ``answer.recorded`` closing the last
@@ -849,6 +854,10 @@ class Runtime:
         if record.status is RunStatus.PAUSED:
             if isinstance(payload, ControlRequested) and payload.verb == ControlVerb.RESUME:
                 await self.resume(record.run_id, reason=payload.reason or "resumed")
+            elif isinstance(payload, RunPaused) and payload.reason == CLOSING_PAUSE_REASON:
+                # The pause was the closing deck's, not an operator's: a rolling restart or a
+                # drained worker hands its live runs to whichever deck opens next.
+                await self.resume(record.run_id, reason="continued after its deck closed")
             return
         if not isinstance(payload, AnswerRecorded):
             return
