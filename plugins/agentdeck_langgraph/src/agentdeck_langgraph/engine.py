@@ -2,20 +2,31 @@
 
 One play streams the graph once (more when a timer that is already due is continued at once)::
 
-    graph.astream(input, {"configurable": {"thread_id": <the run's thread>}},
-                  context=<the run's context>, durability="sync",
-                  stream_mode=["updates", "custom", "messages", "checkpoints"])
+    graph.astream(input, {"configurable": {"thread_id": <the run's thread>}, ...},
+                  context=<the run's context>, durability="exit",
+                  stream_mode=["updates", "checkpoints"])
 
-and turns what it streams into the run's payloads:
+in a task of its own, and turns what happens into the run's payloads:
 
 * ``updates``: one ``node.updated(node, update, step)`` per completed node (the update as JSON);
-* ``custom``: ``report`` or ``custom`` (shapes in :mod:`agentdeck_langgraph.streaming`);
-* ``messages``: ``text.delta`` per token of a LangChain chat model called inside a node;
 * ``checkpoints``: where a superstep ends. That is the run's **node boundary** safe point: every
-  node of the step has completed, ``durability="sync"`` has written the step's checkpoint, and
-  no node of the next step has started. The engine asks the runtime for a control directive
-  there and, given one, stops the stream on the spot; a paused run continues later from exactly
-  that checkpoint (``astream(None, same thread)``), in this process or another.
+  node of the step has completed and no node of the next step has started. The engine asks the
+  runtime for a control directive there and, given one, stops the stream on the spot; a paused
+  run continues later from exactly that checkpoint (``astream(None, same thread)``), in this
+  process or another;
+* custom stream writes: ``report`` or ``custom`` (shapes in :mod:`agentdeck_langgraph.streaming`),
+  and tokens of a LangChain chat model called inside a node: ``text.delta``. Both come through
+  the engine's own channel (:mod:`agentdeck_langgraph.live`), recorded while the node runs,
+  rather than through LangGraph's ``custom``/``messages`` modes, whose concurrent runner costs
+  a small graph's run a fifth to a quarter of its time, writes or not.
+
+**Checkpoints are written when the graph stops** (``durability="exit"``): when it finishes,
+fails, asks a question, sleeps, reaches a breakpoint, or is stopped at a node boundary by a
+directive -- every time before the engine yields the payload that parks or ends the run, so the
+log never says "parked" over a checkpoint that is not there. AgentDeck continues a run only
+from where it parked (a run whose process died mid-step fails when its lease lapses), so the
+checkpoints of the steps in between would never be read; not writing them saves a checkpointer
+round trip per step (one SQLite or PostgreSQL write each on a durable checkpointer).
 
 A play ends with one of: ``run.completed`` carrying the final state as one ``DataBlock``;
 ``run.failed(engine_error, where=<node>, message=<exception type>)`` when a node raised (the
@@ -39,13 +50,14 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass, field, is_dataclass
+from functools import partial
 from typing import Any, ClassVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
-from langgraph.types import Command, Interrupt, StateSnapshot, StreamMode
+from langgraph.types import Command, Durability, Interrupt, StateSnapshot, StreamMode
 from pydantic import BaseModel
 
 from agentdeck.content import ContentBlock, DataBlock
@@ -75,8 +87,9 @@ from agentdeck.ports import (
     Invocation,
 )
 from agentdeck_langgraph.checkpointers import CHECKPOINT_SETTING, checkpoint_url, is_durable
+from agentdeck_langgraph.live import LiveChannel, drain, live_config
 from agentdeck_langgraph.nodes import NAMESPACE_KEY, RUN_ID_KEY, SESSION_KEY
-from agentdeck_langgraph.streaming import custom_payload, json_safe, message_payloads
+from agentdeck_langgraph.streaming import json_safe
 from agentdeck_langgraph.timers import WOKEN, sleep_of
 from agentdeck_langgraph.workflow import RunRef, Workflow
 
@@ -84,7 +97,10 @@ __all__ = ["LangGraphEngine"]
 
 log = logging.getLogger("agentdeck_langgraph")
 
-STREAM_MODES: tuple[StreamMode, ...] = ("updates", "custom", "messages", "checkpoints")
+STREAM_MODES: tuple[StreamMode, ...] = ("updates", "checkpoints")
+"""What the engine asks LangGraph to stream; custom writes and tokens take :mod:`.live`."""
+DURABILITY: Durability = "exit"
+"""When LangGraph writes checkpoints: when the graph stops (see the module doc)."""
 _INTERRUPT = "__interrupt__"
 _METADATA = "__metadata__"
 _TASK_NOTE = re.compile(r"During task with name '([^']+)'")
@@ -267,9 +283,8 @@ class LangGraphEngine(Engine):
         graph_input: Any = start.input
         turn = _Turn(state=start.state, already_done=start.already_done)
         while True:
-            async with aclosing(
-                self._stream(graph, graph_input, config, invocation, turn)
-            ) as items:
+            pump = partial(self._pump, graph, graph_input, config, invocation, turn)
+            async with aclosing(drain(pump)) as items:
                 async for payload in items:
                     yield payload
             if turn.directive is not None:
@@ -306,23 +321,26 @@ class LangGraphEngine(Engine):
             yield RunCompleted(output=[DataBlock(data=json_safe(state))])
             return
 
-    async def _stream(
+    async def _pump(
         self,
         graph: Pregel[Any, Any, Any, Any],
         graph_input: Any,
         config: RunnableConfig,
         invocation: Invocation,
         turn: _Turn,
-    ) -> AsyncGenerator[Payload, None]:
-        """Stream the graph once, yielding payloads and noting in ``turn`` how it ended."""
+        channel: LiveChannel,
+    ) -> None:
+        """Stream the graph once, putting its payloads on ``channel`` and noting in ``turn``
+        how it ended. Runs in a task of its own (see :func:`~agentdeck_langgraph.live.drain`);
+        the node boundary's directive is asked for here, before the next step can start."""
         stream = cast(
             AsyncGenerator[tuple[str, Any], None],
             graph.astream(
                 graph_input,
-                config,
+                live_config(config, channel),
                 context=invocation.context,
                 stream_mode=list(STREAM_MODES),
-                durability="sync",
+                durability=DURABILITY,
             ),
         )
         try:
@@ -336,20 +354,15 @@ class LangGraphEngine(Engine):
                     return
                 if mode == "updates":
                     for payload in _node_updates(chunk, turn):
-                        yield payload
-                elif mode == "checkpoints":
-                    if _ends_a_step(chunk, turn):
-                        directive = await invocation.safepoint(SafePoint.NODE_BOUNDARY)
-                        if directive is not None:
-                            turn.directive = directive
-                            return
-                elif mode == "custom":
-                    yield custom_payload(chunk)
-                elif mode == "messages":
-                    for payload in message_payloads(chunk):
-                        yield payload
+                        channel.put(payload)
+                elif mode == "checkpoints" and _ends_a_step(chunk, turn):
+                    await channel.flushed()  # the step's payloads come before any directive
+                    directive = await invocation.safepoint(SafePoint.NODE_BOUNDARY)
+                    if directive is not None:
+                        turn.directive = directive
+                        return
         finally:
-            await stream.aclose()
+            await stream.aclose()  # on a directive: LangGraph writes the checkpoint here
 
     async def _start(
         self,
