@@ -8,6 +8,7 @@ SQLite file, and stops it with SIGTERM, which drains and exits cleanly.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
 import signal
@@ -72,6 +73,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (bundle / "workflow.py").write_text(WORKFLOW, encoding="utf-8")
     for name in ("AGENTDECK_EVENTS", "AGENTDECK_CONTROL", "AGENTDECK_CONFIG", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
+    for name in list(os.environ):
+        if name.startswith(("AGENTDECK_HTTP_", "AGENTDECK_SERVE_")):
+            monkeypatch.delenv(name)
     monkeypatch.setenv("AGENTDECK_STATE", f"sqlite:///{tmp_path / 'state.db'}")
     monkeypatch.setenv("AGENTDECK_RUNTIME_SWEEP_INTERVAL_SECONDS", "0.1")  # the server's sweep
     monkeypatch.chdir(tmp_path)
@@ -154,3 +158,192 @@ def test_serve_of_a_broken_project_fails_before_starting(
 
     assert main(["serve", "--workers", "2"]) == 2
     assert "workflow.py" in capsys.readouterr().err
+
+
+# =========================================================================== the http settings
+
+QUOTE = """\
+from agentdeck import WorkflowCtx, workflow
+
+
+@workflow
+async def quote(item: str, ctx: WorkflowCtx[dict]) -> str:
+    price = await ctx.step("price", lambda: 10 if ctx.data["plan"] == "pro" else 12)
+    return f"{item} for {ctx.data['tenant']}: {price}"
+"""
+
+TENANCY = """\
+import os
+import sys
+
+
+def tenant(call):
+    return {"tenant": call.namespace, "plan": call.request.headers.get("x-plan", "free")}
+
+
+print(f"tenancy imported in {os.getpid()}", file=sys.stderr, flush=True)
+"""
+
+KEYS = {"key-acme": ["acme"], "key-globex": ["globex"]}
+ACME = {"Authorization": "Bearer key-acme", "x-plan": "pro"}
+QUOTE_TEA = {"name": "quote", "input": {"item": "tea"}}
+
+
+@pytest.fixture
+def quoting(project: Path) -> Path:
+    """The project gains a workflow that needs a context; next to it (the server's working
+    directory) a context factory module, ``tenancy:tenant``, and a key file. Returns the file."""
+    bundle = project / "workflows" / "quote"
+    bundle.mkdir(parents=True)
+    (bundle / "workflow.py").write_text(QUOTE, encoding="utf-8")
+    (project.parent / "tenancy.py").write_text(TENANCY, encoding="utf-8")
+    keys = project.parent / "keys.json"
+    keys.write_text(json.dumps(KEYS), encoding="utf-8")
+    return keys
+
+
+def listening(log: Lines) -> str:
+    return "http://127.0.0.1:" + log.until(r"Uvicorn running on http://127\.0\.0\.1:(\d+)").group(1)
+
+
+def events(base: str, run_id: str, headers: dict[str, str]) -> list[tuple[str, Any]]:
+    """The run's event stream as (event, data) pairs, as a client receives it."""
+    received: list[tuple[str, Any]] = []
+    event = ""
+    with httpx.stream("GET", f"{base}/runs/{run_id}/events", headers=headers, timeout=BOUND) as r:
+        for line in r.iter_lines():
+            if line.startswith("event:"):
+                event = line.removeprefix("event:").strip()
+            elif line.startswith("data:"):
+                received.append((event, json.loads(line.removeprefix("data:"))))
+    return received
+
+
+def assert_configured(base: str) -> None:
+    """Keys required and scoped to namespaces, the factory's context reaching the workflow,
+    and only ``run.*`` events streamed."""
+    anonymous = httpx.post(f"{base}/runs", json=QUOTE_TEA, timeout=BOUND)
+    wrong = httpx.post(f"{base}/runs", json=QUOTE_TEA, headers={"X-API-Key": "nope"}, timeout=BOUND)
+    started = httpx.post(f"{base}/runs", json=QUOTE_TEA, headers=ACME, timeout=BOUND)
+    run_id = started.json()["id"]
+    received = events(base, run_id, ACME)
+    foreign = httpx.get(f"{base}/runs/{run_id}", headers={"X-API-Key": "key-globex"}, timeout=BOUND)
+
+    assert (anonymous.status_code, wrong.status_code) == (401, 401)
+    assert started.status_code == 201 and started.json()["namespace"] == "acme"
+    assert [kind for kind, _ in received] == ["run.started", "run.completed"]  # no step.*
+    assert received[-1][1]["payload"]["output"][0]["data"] == "tea for acme: 10"
+    assert foreign.status_code == 404  # another namespace's run does not exist for globex
+
+
+def test_serve_builds_its_binding_from_the_http_settings(
+    serve: Spawn, quoting: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTDECK_HTTP_API_KEYS_FILE", str(quoting))
+    monkeypatch.setenv("AGENTDECK_HTTP_CONTEXT_FACTORY", "tenancy:tenant")
+    monkeypatch.setenv("AGENTDECK_HTTP_PUBLIC_KINDS", "run.*")
+    server, log = serve("--port", "0")
+    base = listening(log)
+
+    assert_configured(base)
+    server.send_signal(signal.SIGTERM)
+    assert server.wait(timeout=BOUND) == 0
+
+
+def test_serve_flags_win_over_the_http_settings(
+    serve: Spawn, quoting: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTDECK_HTTP_API_KEYS", '{"env-key": null}')
+    monkeypatch.setenv("AGENTDECK_HTTP_CONTEXT_FACTORY", "no_such_module:tenant")
+    monkeypatch.setenv("AGENTDECK_HTTP_PUBLIC_KINDS", "step.*")
+    server, log = serve(
+        "--port",
+        "0",
+        "--api-keys-file",
+        quoting.name,  # relative to the working directory
+        "--context-factory",
+        "tenancy:tenant",
+        "--public-kinds",
+        "run.started",
+        "--public-kinds",
+        "run.completed,run.failed",
+    )
+    base = listening(log)
+
+    replaced = httpx.get(f"{base}/runs", headers={"X-API-Key": "env-key"}, timeout=BOUND)
+    assert replaced.status_code == 401  # the file's keys replace the inline ones
+    assert_configured(base)
+    server.send_signal(signal.SIGTERM)
+    assert server.wait(timeout=BOUND) == 0
+
+
+def test_every_worker_serves_the_same_configured_binding(
+    serve: Spawn, quoting: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (quoting.parent / "config.yaml").write_text("http:\n  public_kinds: [run.*]\n")
+    monkeypatch.setenv("AGENTDECK_HTTP_API_KEYS_FILE", str(quoting))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server, log = serve(
+        "--port", str(port), "--workers", "2", "--context-factory", "tenancy:tenant"
+    )
+    log.until("Application startup complete")
+    log.until("Application startup complete")
+    importers = {
+        int(found.group(1))
+        for found in map(re.compile(r"tenancy imported in (\d+)").search, log.seen)
+        if found
+    }
+
+    # the command checked the factory once itself, then each worker built the binding
+    assert server.pid in importers and len(importers - {server.pid}) == 2
+    for _ in range(4):  # whichever worker answers
+        assert_configured(f"http://127.0.0.1:{port}")
+    server.send_signal(signal.SIGTERM)
+    assert server.wait(timeout=BOUND) == 0
+
+
+def run_serve(*options: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``agentdeck serve`` expected to refuse before listening (bounded if it does not)."""
+    return subprocess.run(
+        [sys.executable, "-m", "agentdeck", "serve", "--port", "0", *options],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=BOUND,
+    )
+
+
+@pytest.mark.parametrize("workers", [(), ("--workers", "2")], ids=["single", "workers"])
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("AGENTDECK_HTTP_CONTEXT_FACTORY", "tenancy:missing", "has no attribute 'missing'"),
+        ("AGENTDECK_HTTP_API_KEYS_FILE", "absent.json", "no file at 'absent.json'"),
+        ("AGENTDECK_HTTP_API_KEYS", "not json", "is not JSON"),
+        ("AGENTDECK_HTTP_PUBLIC_KINDS", "not a kind", "is not an event kind"),
+    ],
+)
+def test_bad_http_settings_stop_serve_before_it_listens_naming_the_variable(
+    quoting: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: tuple[str, ...],
+    variable: str,
+    value: str,
+    says: str,
+) -> None:
+    monkeypatch.setenv(variable, value)
+
+    refused = run_serve(*workers, cwd=quoting.parent)
+
+    assert refused.returncode == 2
+    assert variable in refused.stderr and says in refused.stderr
+    assert "Uvicorn running" not in refused.stderr
+
+
+def test_a_bad_flag_value_is_blamed_on_the_flag(quoting: Path) -> None:
+    refused = run_serve("--context-factory", "tenancy:missing", cwd=quoting.parent)
+
+    assert refused.returncode == 2
+    assert "--context-factory" in refused.stderr and "has no attribute" in refused.stderr

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from agentdeck.bindings.terminal import Terminal
 from agentdeck.cli import Command
@@ -29,7 +32,7 @@ from agentdeck.commands.common import (
     runtime_of,
     state_settings,
 )
-from agentdeck.commands.served_app import PROJECT_ENV
+from agentdeck.commands.served_app import HTTP_OPTIONS_ENV, PROJECT_ENV, http_settings
 from agentdeck.deck import Deck
 from agentdeck.errors import ConfigError, NotFoundError, PluginNotInstalledError
 from agentdeck.status import RunState, apply
@@ -221,7 +224,42 @@ def _configure_serve(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="serve from N worker processes (uvicorn); they share the configured store",
     )
+    http = parser.add_argument_group(
+        "http binding",
+        "Each flag wins over its AGENTDECK_HTTP_* setting (environment or config.yaml); the "
+        "rest of the binding (max body, origins, path, heartbeat) is read from those settings.",
+    )
+    http.add_argument(
+        "--api-keys-file",
+        metavar="PATH",
+        help="a JSON file of API keys {key: namespaces}; every request then needs a key "
+        "(instead of AGENTDECK_HTTP_API_KEYS_FILE / AGENTDECK_HTTP_API_KEYS)",
+    )
+    http.add_argument(
+        "--context-factory",
+        metavar="MODULE:CALLABLE",
+        help="import string of the context factory, called with each request's ServedCall "
+        "(instead of AGENTDECK_HTTP_CONTEXT_FACTORY)",
+    )
+    http.add_argument(
+        "--public-kinds",
+        metavar="KINDS",
+        action="append",
+        help="event kinds streams send, comma-separated ('run.*,text.delta'); repeatable "
+        "(instead of AGENTDECK_HTTP_PUBLIC_KINDS)",
+    )
     add_state_options(parser)
+
+
+_HTTP_FLAGS = {
+    "api_keys_file": "--api-keys-file",
+    "context_factory": "--context-factory",
+    "public_kinds": "--public-kinds",
+}
+"""http setting -> the flag that overrides it, to blame the flag for a bad value."""
+
+_OVERRIDE_ORIGIN = re.compile(r"\(from \w+\(\w+=\.\.\.\) passed in code\)")
+"""How a settings error names a value set as an override; for a flag, the flag is the origin."""
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -234,24 +272,66 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError(f"--workers takes a number >= 1, not {args.workers}", setting="--workers")
+    # The context factory is imported the way uvicorn imports an app: from the working
+    # directory too, whichever way the command was started.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    options = _http_options(args)
+    binding = _binding(Native, options)  # bad keys or a bad factory fail here, once
     if args.reload or args.workers is not None:
-        return _serve_with_uvicorn(args)
+        return _serve_with_uvicorn(args, options)
     deck = Deck.from_project(args.project, settings=state_settings(args))
-    deck.serve(Native.http(), host=args.host, port=args.port)
+    deck.serve(binding, host=args.host, port=args.port)
     return EXIT_OK
 
 
-def _serve_with_uvicorn(args: argparse.Namespace) -> int:
+def _http_options(args: argparse.Namespace) -> dict[str, object]:
+    """The ``http`` settings the flags set; JSON-ready, for the worker processes too."""
+    options: dict[str, object] = {}
+    if args.api_keys_file is not None:
+        # The file replaces keys set anywhere else, inline ones included.
+        options["api_keys_file"] = str(Path(args.api_keys_file).resolve())
+        options["api_keys"] = ""
+    if args.context_factory is not None:
+        options["context_factory"] = args.context_factory
+    if args.public_kinds is not None:
+        options["public_kinds"] = [
+            kind.strip() for given in args.public_kinds for kind in given.split(",") if kind.strip()
+        ]
+    return options
+
+
+def _binding(native: Any, options: dict[str, object]) -> Any:
+    """``Native.from_settings`` with the flags applied; a bad flag value is blamed on the flag.
+
+    ``native`` is the plugin's class, reached by name (the core never imports the plugin)."""
+    try:
+        return native.from_settings(http_settings(options))
+    except ConfigError as invalid:
+        for field, flag in _HTTP_FLAGS.items():
+            if field in options and invalid.setting == f"AGENTDECK_HTTP_{field.upper()}":
+                # The flag's value reached the settings as an override "passed in code".
+                message = _OVERRIDE_ORIGIN.sub(f"(from {flag})", str(invalid))
+                raise ConfigError(f"{flag}: {message}", setting=flag) from None
+        raise
+
+
+def _serve_with_uvicorn(args: argparse.Namespace, options: dict[str, object]) -> int:
     """Reloading and worker processes are uvicorn's: hand over to its command with an app
-    factory that builds the project's deck in each process (the core imports no server)."""
-    if args.workers is not None and args.workers < 1:
-        raise ConfigError(f"--workers takes a number >= 1, not {args.workers}", setting="--workers")
+    factory that builds the project's deck and binding in each process (the core imports no
+    server). The flags travel in the environment, as the settings they override do."""
     project = Path(args.project).resolve()
     Deck.from_project(project).build()  # a broken project fails here, once, not per worker
     env = {**os.environ, PROJECT_ENV: str(project)}
     for name, value in (("AGENTDECK_EVENTS", args.events), ("AGENTDECK_CONTROL", args.control)):
         if value is not None:
             env[name] = value
+    if options:
+        env[HTTP_OPTIONS_ENV] = json.dumps(options)
+    else:
+        env.pop(HTTP_OPTIONS_ENV, None)
     argv = [
         sys.executable,
         "-m",
@@ -278,8 +358,11 @@ SERVE = Command(
     name="serve",
     help="serve a project over HTTP/SSE (needs the agentdeck-http plugin)",
     description=(
-        "Serve the project's deck over AgentDeck's native HTTP/SSE protocol "
-        "(deck.serve(Native.http())), bound to 127.0.0.1 by default."
+        "Serve the project's deck over AgentDeck's native HTTP/SSE protocol, bound to "
+        "127.0.0.1 by default. The binding is Native.from_settings(): API keys, the context "
+        "factory, public event kinds, body cap, origins and path prefix come from the "
+        "AGENTDECK_HTTP_* settings (or config.yaml's http: block), the flags below winning. "
+        "A bad value stops it before it listens, naming the setting or flag."
     ),
     configure=_configure_serve,
     run=_serve,

@@ -2,7 +2,9 @@
 
 ``Native.http()`` is the binding (``deck.serve(Native.http(), port=8000)``,
 ``deck.asgi(Native.http(path="/api"))``); it is also what ``from agentdeck.bindings import
-Native`` resolves to. AgentDeck finds the plugin through the ``agentdeck`` entry-point group.
+Native`` resolves to. ``Native.from_settings()`` builds it from the ``http`` settings section
+(:class:`HttpSettings`, ``AGENTDECK_HTTP_*``), as ``agentdeck serve`` does. AgentDeck finds the
+plugin through the ``agentdeck`` entry-point group.
 """
 
 from __future__ import annotations
@@ -11,5 +13,6 @@ __version__ = "0.1.0"
 
 from agentdeck_http.binding import ContextFactory, KindFilter, Native
 from agentdeck_http.context import ServedCall
+from agentdeck_http.settings import HttpSettings
 
-__all__ = ["ContextFactory", "KindFilter", "Native", "ServedCall", "__version__"]
+__all__ = ["ContextFactory", "HttpSettings", "KindFilter", "Native", "ServedCall", "__version__"]

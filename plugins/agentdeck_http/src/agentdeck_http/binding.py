@@ -3,7 +3,8 @@
 ``Native.http(...)`` holds the binding's options and nothing live; the FastAPI app is built per
 exposure (:meth:`Native.asgi_app`), and the server is uvicorn (:meth:`Native.listen`). Options
 are checked here, where they enter, so a bad one fails at ``deck.asgi(...)``, not at the first
-request.
+request. :meth:`Native.from_settings` builds the same binding from the ``http`` settings section
+(``AGENTDECK_HTTP_*``), which is how ``agentdeck serve`` configures it.
 """
 
 from __future__ import annotations
@@ -11,21 +12,39 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, Unpack
 
 from agentdeck.errors import ConfigError
 from agentdeck.events import KIND_PATTERN
 from agentdeck.ports import ASGIApp, ListenerBinding
+from agentdeck.settings import Settings
 
 if TYPE_CHECKING:
     from agentdeck.serving import Exposure
     from agentdeck_http.context import ServedCall
 
-__all__ = ["ContextFactory", "KindFilter", "Native"]
+__all__ = ["ApiKeys", "ContextFactory", "HttpOptions", "KindFilter", "Native"]
 
 ContextFactory = Callable[["ServedCall"], Any | Awaitable[Any]]
 """``context_factory(call) -> context`` (or an awaitable of it), called per request that starts
 or continues a run."""
+
+ApiKeys = dict[str, tuple[str | None, ...]]
+"""Checked API keys: each key -> the namespaces it grants, in order (``None``: the default)."""
+
+
+class HttpOptions(TypedDict, total=False):
+    """The keyword arguments of :meth:`Native.http`, for :meth:`Native.from_settings` to pass
+    on: what code gives wins over the corresponding setting."""
+
+    path: str
+    api_keys: Mapping[str, str | Iterable[str | None] | None] | None
+    context_factory: ContextFactory | None
+    public_kinds: Iterable[str] | None
+    max_body_bytes: int
+    allowed_origins: Iterable[str] | None
+    heartbeat: float
+    title: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +101,8 @@ class Native(ListenerBinding):
         heartbeat: float = 15.0,
         title: str = "AgentDeck",
     ) -> None:
-        self.mount_path = _mount_path(path)
-        self.api_keys = _api_keys(api_keys)
+        self.mount_path = check_mount_path(path)
+        self.api_keys = check_api_keys(api_keys)
         if context_factory is not None and not callable(context_factory):
             raise ConfigError(
                 "context_factory takes a callable (call) -> context, not "
@@ -104,7 +123,7 @@ class Native(ListenerBinding):
                 f"max_body_bytes must be at least 1, not {max_body_bytes}", setting="max_body_bytes"
             )
         self.max_body_bytes = max_body_bytes
-        self.allowed_origins = _origins(allowed_origins)
+        self.allowed_origins = check_origins(allowed_origins)
         if (
             isinstance(heartbeat, bool)
             or not isinstance(heartbeat, int | float)
@@ -161,6 +180,43 @@ class Native(ListenerBinding):
             title=title,
         )
 
+    @classmethod
+    def from_settings(
+        cls, settings: Settings | None = None, **options: Unpack[HttpOptions]
+    ) -> Native:
+        """The binding the ``http`` settings section describes (``AGENTDECK_HTTP_*``, or the
+        ``http:`` block of ``config.yaml``); what ``agentdeck serve`` serves.
+
+        Everything is resolved now, so a deployment fails at startup, not at the first request:
+        the key file is read, the context factory imported, and a bad value is a
+        :class:`~agentdeck.errors.ConfigError` naming its variable. Keys never appear in an
+        error or a repr.
+
+        :param settings: where to read the section (a deck's ``Settings``); default
+            ``Settings.load()``, the process environment and ``config.yaml``.
+        :param options: any keyword argument of :meth:`http`; each wins over its setting, so
+            code can supply what settings cannot carry (``context_factory=tenant_for``) and
+            leave the rest to the deployment.
+        """
+        from agentdeck_http.settings import HttpSettings  # it builds on this module's checks
+
+        section = (settings or Settings.load()).section(HttpSettings)
+        configured: HttpOptions = {
+            "path": section.path,
+            "max_body_bytes": section.max_body_bytes,
+            "heartbeat": section.heartbeat_seconds,
+            "public_kinds": section.public_kinds,
+            "allowed_origins": section.allowed_origins,
+        }
+        # Resolving a key file or an import string has effects (I/O, importing user code): only
+        # done for what code did not supply itself.
+        if "api_keys" not in options:
+            configured["api_keys"] = section.resolved_api_keys()
+        if "context_factory" not in options:
+            configured["context_factory"] = section.resolved_context_factory()
+        configured.update(options)
+        return cls.http(**configured)
+
     def __repr__(self) -> str:
         return f"Native.http(path={self.mount_path!r})"
 
@@ -177,7 +233,8 @@ class Native(ListenerBinding):
         await listen(app, exposure, host=host, port=port, **options)
 
 
-def _mount_path(path: object) -> str:
+def check_mount_path(path: object) -> str:
+    """``path`` without a trailing slash, refused unless it is '' or starts with '/'."""
     if not isinstance(path, str):
         raise ConfigError(f"path takes a string like '/api', not {type(path).__name__}")
     cleaned = path.rstrip("/")
@@ -191,9 +248,10 @@ def _mount_path(path: object) -> str:
     return cleaned
 
 
-def _api_keys(
+def check_api_keys(
     keys: Mapping[str, str | Iterable[str | None] | None] | None,
-) -> dict[str, tuple[str | None, ...]] | None:
+) -> ApiKeys | None:
+    """Each key with the tuple of namespaces it grants; messages never quote a key."""
     if keys is None:
         return None
     if not isinstance(keys, Mapping):
@@ -207,7 +265,7 @@ def _api_keys(
             "keys, or at least one {key: namespaces}",
             setting="api_keys",
         )
-    resolved: dict[str, tuple[str | None, ...]] = {}
+    resolved: ApiKeys = {}
     for key, granted in keys.items():
         if not isinstance(key, str) or not key.strip() or key != key.strip():
             raise ConfigError(
@@ -217,7 +275,7 @@ def _api_keys(
         namespaces: tuple[str | None, ...]
         if granted is None or isinstance(granted, str):
             namespaces = (granted,)
-        elif isinstance(granted, Collection):
+        elif isinstance(granted, Collection) and not isinstance(granted, Mapping | bytes):
             namespaces = tuple(granted)
         else:
             raise ConfigError(
@@ -240,7 +298,8 @@ def _api_keys(
     return resolved
 
 
-def _origins(origins: Iterable[str] | None) -> frozenset[str] | None:
+def check_origins(origins: Iterable[str] | None) -> frozenset[str] | None:
+    """The origins, lower-cased; each must be ``scheme://host[:port]`` with no path."""
     if origins is None:
         return None
     if isinstance(origins, str):
