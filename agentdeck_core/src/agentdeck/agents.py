@@ -6,6 +6,9 @@ nothing about how it runs: an engine plugin compiles it when the deck builds. Ev
 declaration can check without an engine it checks when constructed, so a mistake surfaces at the
 line that made it: an empty name, a tool list with two tools of one name, an ``interrupt_on``
 naming a tool the agent does not have.
+
+:meth:`Agent.run` is the one way to execute a declaration without a deck: the installed agent
+engine runs it headless, with no event log, no observers and no context.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from agentdeck.content import ContentBlock
 from agentdeck.context import (
     Requirement,
     ToolCtx,
@@ -23,7 +27,10 @@ from agentdeck.context import (
     context_requirement,
     missing_context_error,
 )
-from agentdeck.errors import ConfigError
+from agentdeck.errors import ConfigError, PluginNotInstalledError
+from agentdeck.plugins import ENGINES, PluginHost, default_host
+from agentdeck.ports import EngineRequest
+from agentdeck.settings import Settings
 from agentdeck.tools import Tool, as_tool
 from agentdeck.workflows import WorkflowDefinition
 
@@ -37,6 +44,11 @@ which receives the :class:`Agent` being run; nothing else, since nothing else is
 """
 
 _OPAQUE_TOOL = "an engine-native tool object has nothing to introspect"
+
+_HEADLESS_RUNNER = "run_headless"
+"""The attribute of a registered engine factory that runs a definition headless (see
+:meth:`Agent.run`)."""
+_AGENT_ENGINE_DISTRIBUTION = "agentdeck-openai"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -253,6 +265,55 @@ class Agent:
                 setting="instructions",
             )
         return result
+
+    # ------------------------------------------------------------------ running headless
+
+    async def run(
+        self,
+        input: str | ContentBlock | Sequence[ContentBlock | Mapping[str, Any]],
+        *,
+        settings: Settings | None = None,
+        plugins: PluginHost | None = None,
+        session: Any = None,
+    ) -> Any:
+        """Run this agent once, headless, and return the engine SDK's own result object.
+
+        With the ``agentdeck-openai`` plugin that is the Agents SDK's ``RunResult``, from its own
+        ``Runner.run``. Nothing of AgentDeck's contract is in the way: no ``Deck``, no Runtime,
+        no run id, no event log, no observers, no run control, and no context, so a tool (or
+        instructions callable, or hook) that declares a ``ToolCtx[...]`` refuses with a
+        :class:`~agentdeck.errors.ContextTypeError` when it is reached. Nothing is recorded
+        anywhere. ``Deck.run()`` is the path with the contract; this is the convenience for a
+        script, a notebook or a unit test that wants the SDK's object.
+
+        :param input: a string or content blocks, as ``deck.run`` takes for an agent.
+        :param settings: the engine's settings (``OPENAI_*``, ``AGENTDECK_RUNNER_*``); default:
+            the environment and ``config.yaml``, as a deck reads them.
+        :param plugins: the plugin host to find the engine in (default: the installed plugins).
+        :param session: the engine's own conversation memory to continue (an Agents SDK
+            ``Session`` for the openai engine); default: a conversation of one turn.
+
+        The engine is found through the plugin host, like a deck finds it: among the registered
+        engines whose factory offers a ``run_headless`` attribute, the one that ``accepts()``
+        this agent is built for ``settings`` and its factory's
+        ``run_headless(engine, agent, input, session=...)`` is awaited. Raises
+        :class:`~agentdeck.errors.PluginNotInstalledError` (an ``ImportError``) naming the
+        distribution to install when no installed engine can.
+        """
+        host = plugins if plugins is not None else default_host()
+        settings = settings if settings is not None else Settings.load()
+        settings.register(*host.settings_sections())
+        request = EngineRequest(settings=settings)
+        for registration in host.registrations(ENGINES.key):
+            run_headless = getattr(registration.factory, _HEADLESS_RUNNER, None)
+            if run_headless is None:
+                continue
+            engine = host.named(ENGINES, registration.name, request=request)
+            if engine.accepts(self):
+                return await run_headless(engine, self, input, session=session)
+        raise PluginNotInstalledError(
+            attribute="run", module="agentdeck.Agent", distribution=_AGENT_ENGINE_DISTRIBUTION
+        )
 
     def clone(self, **changes: Any) -> Agent:
         """A copy with ``changes`` applied, validated like a new declaration."""

@@ -2,7 +2,8 @@
 
 Registers its settings sections, the ``openai`` engine, and the conversation-session factories
 (``local``, ``redis``, ``rediss``). Nothing is imported or built at registration: each factory
-imports its module (and so the Agents SDK) only when a deck first builds one.
+imports its module (and so the Agents SDK) only when a deck first builds one. The engine factory
+also carries ``run_headless``, which ``Agent.run()`` looks for (:mod:`agentdeck_openai.headless`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,16 @@ def _engine(request: EngineRequest) -> Any:
 
 
 _engine.__qualname__ = "OpenAIEngine"
+
+
+async def _run_headless(engine: Any, agent: Any, input: Any, *, session: Any = None) -> Any:
+    from agentdeck_openai.headless import run_headless
+
+    return await run_headless(engine, agent, input, session=session)
+
+
+# Read by the core's Agent.run() from the registered factory, so finding it imports nothing.
+_engine.run_headless = _run_headless  # type: ignore[attr-defined]
 
 
 @agentdeck.hookimpl
