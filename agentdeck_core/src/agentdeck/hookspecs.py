@@ -131,7 +131,10 @@ def agentdeck_register_engines(register: RegisterNamed) -> None:
         takes an :class:`~agentdeck.ports.EngineRequest` (the deck's settings, clock, catalog and
         session factory) and returns an :class:`~agentdeck.ports.Engine` whose ``name`` equals
         ``name``. When a deck builds, each definition goes to the engine whose ``accepts()``
-        claims it.
+        claims it. A factory may also carry a ``run_headless(engine, definition, input,
+        session=...)`` coroutine function attribute: :meth:`agentdeck.Agent.run` awaits it to
+        run a definition without a deck (no log, no observers, no context) and returns what it
+        returns -- the engine SDK's own result.
     """
 
 
