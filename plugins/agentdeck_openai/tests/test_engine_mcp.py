@@ -4,6 +4,7 @@ close. The server is a real stdio MCP server (``mcp_echo_server.py``, mcp 2.x)."
 from __future__ import annotations
 
 import importlib.util
+import io
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -93,3 +94,28 @@ async def test_a_server_that_cannot_start_refuses_the_open_naming_it(
     with pytest.raises(ConfigError, match="MCP server 'broken' could not be started"):
         await engine.open()
     await engine.close()
+
+
+async def test_a_stdio_server_starts_while_stderr_is_a_stream_without_a_file_descriptor(
+    model_server: LoopbackModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A notebook's or a test runner's capture replaces sys.stderr with such a stream; the child
+    # process needs a real descriptor for its stderr, so the start must not take that stream.
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    agent = Agent(name="Echoer", instructions="Shout.", mcp_servers=["echo"])
+    engine = support.make_engine(model_server, catalog=Catalog(agents=[agent], mcp=MCP([ECHO])))
+    invocable = engine.compile(agent)
+
+    async with support.opened(engine):
+        assert invocable.compiled.sdk_agent.mcp_servers  # started and attached
+
+
+def test_a_servers_stderr_is_this_processes_own_when_it_has_a_file_descriptor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentdeck_openai.mcp_servers import _server_errlog
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert _server_errlog() is sys.__stderr__
+    monkeypatch.setattr(sys, "stderr", sys.__stderr__)
+    assert _server_errlog() is sys.__stderr__

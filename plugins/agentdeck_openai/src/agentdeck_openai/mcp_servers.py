@@ -15,10 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TextIO
 
 from agents.mcp import MCPServer, MCPServerSse, MCPServerStdio, MCPServerStreamableHttp
+from agents.mcp.server import MCPStreamTransport
+from mcp.client.stdio import stdio_client
 
 from agentdeck.errors import ConfigError
 from agentdeck.mcp import MCPServerSpec
@@ -27,6 +31,32 @@ __all__ = ["MCPServers"]
 
 _CONNECT_TIMEOUT = 30.0
 """Seconds a server has to start and answer its handshake."""
+
+
+def _server_errlog() -> TextIO:
+    """Where a stdio MCP server's stderr goes: this process's stderr when it is a real file.
+
+    The `mcp` client binds its default `errlog` to whatever ``sys.stderr`` was when it was first
+    imported; if that was a replaced stream without a file descriptor (a test's or a notebook's
+    capture), every later server start fails with ``UnsupportedOperation: fileno``. Resolving it
+    per start, falling back to the interpreter's original stderr, keeps the server's messages
+    visible and the start independent of import order.
+    """
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (OSError, ValueError, AttributeError):
+            continue
+    return open(os.devnull, "w", encoding="utf-8")
+
+
+class _StdioServer(MCPServerStdio):
+    """The SDK's stdio server with its child's stderr chosen when it starts (`_server_errlog`)."""
+
+    def create_streams(self) -> AbstractAsyncContextManager[MCPStreamTransport]:
+        return stdio_client(self.params, errlog=_server_errlog())
 
 
 class MCPServers:
@@ -91,7 +121,7 @@ class MCPServers:
                 params["env"] = {**os.environ, **spec.env}
             if spec.cwd:
                 params["cwd"] = spec.cwd
-            return MCPServerStdio(
+            return _StdioServer(
                 params=params,  # type: ignore[arg-type]
                 name=spec.name,
                 cache_tools_list=True,
