@@ -18,7 +18,10 @@ __all__ = ["Clock", "ManualClock", "SystemClock", "utc"]
 
 def utc(moment: datetime) -> datetime:
     """``moment`` as an aware UTC datetime (naive input is taken to be UTC)."""
-    if moment.tzinfo is None:
+    tz = moment.tzinfo
+    if tz is UTC:
+        return moment  # what every clock here gives: nothing to convert
+    if tz is None:
         return moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
 

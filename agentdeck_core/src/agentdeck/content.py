@@ -20,6 +20,7 @@ and serialize back unchanged.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -56,6 +57,20 @@ INLINE_CAP_BYTES = 8 * 1024 * 1024
 """Largest decoded size of one inline block, in bytes (8 MB)."""
 
 
+def is_plain_json_scalar(value: Any) -> bool:
+    """Whether ``value`` is a JSON scalar that normalizing to JSON would return unchanged.
+
+    Exact types only (an ``IntEnum`` member becomes a plain ``int`` in JSON); non-ASCII text may
+    hold lone surrogates, which JSON cannot carry, so only the round trip can judge it.
+    """
+    kind = type(value)
+    if value is None or kind is bool or kind is int:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    return kind is str and value.isascii()
+
+
 def _as_json_data(value: Any, info: ValidationInfo) -> Any:
     """``value`` as a JSON reader would get it back: what is recorded is what is read.
 
@@ -65,8 +80,8 @@ def _as_json_data(value: Any, info: ValidationInfo) -> Any:
     every store hands back. What JSON cannot carry at all (NaN, infinity, bytes that are not
     UTF-8, arbitrary objects) is refused here rather than silently changed by a later write.
     """
-    if info.mode == "json":
-        return value  # parsed from JSON text: already JSON data
+    if info.mode == "json" or is_plain_json_scalar(value):
+        return value  # parsed from JSON text, or a scalar the round trip would give back as is
     try:
         return from_json(to_json(value, inf_nan_mode="constants"), allow_inf_nan=False)
     except PydanticSerializationError as exc:

@@ -56,7 +56,7 @@ from agentdeck.ports import (
 )
 from agentdeck.results import InterruptResult
 from agentdeck.runs import Run, Runs
-from agentdeck.runtime import Budget, Runtime, RuntimeConfig, StartRequest
+from agentdeck.runtime import Budget, Runtime, RuntimeConfig, StartRequest, closing
 from agentdeck.settings import Settings
 from agentdeck.status import RunStatus
 
@@ -126,6 +126,7 @@ class Deck:
         self._settings: Settings | None = None
         self._engines: dict[str, Engine] = {}
         self._invocables: dict[str, Invocable] = {}
+        self._resolved: dict[str, Invocable] = {}  # name as addressed -> invocable (see _resolve)
         self._sessions: SessionFactory | None = None
         self._runtime: Runtime | None = None
         self._opened: list[Any] = []
@@ -385,11 +386,12 @@ class Deck:
         runtime = self._require_open()
         ended = False
         try:
-            async for event in runtime.store.follow(run.id):
-                yield event
-                if event.kind in _ENDING:
-                    ended = True
-                    return
+            async with closing(runtime.store.follow(run.id)) as log:
+                async for event in log:
+                    yield event
+                    if event.kind in _ENDING:
+                        ended = True
+                        return
         finally:
             if not ended and self.is_open:
                 await runtime.request_control(
@@ -450,7 +452,7 @@ class Deck:
         engine = self._engines[invocable.engine]
         blocks = engine.prepare_input(invocable, input)
         try:
-            record, _ = await runtime.start(
+            started = await runtime.launch(
                 StartRequest(
                     invocable=invocable,
                     input=blocks,
@@ -469,7 +471,7 @@ class Deck:
             if holder is None:
                 raise
             return Run(self, holder)
-        return Run(self, record, context=context)
+        return Run.opened(self, started, context=context)
 
     # ------------------------------------------------------------------------------- internals
 
@@ -485,10 +487,16 @@ class Deck:
         return self._runtime
 
     def _resolve(self, name: str) -> Invocable:
+        """The compiled invocable ``name`` addresses. A built catalog never changes, so each name
+        is resolved once and remembered (resolving re-indexes the whole catalog)."""
+        known = self._resolved.get(name)
+        if known is not None:
+            return known
         self.build()
         definition = self._catalog.resolve(name)  # raises NotFoundError listing the names
         for invocable in self._invocables.values():
             if invocable.definition is definition:
+                self._resolved[name] = invocable
                 return invocable
         raise ConfigError(f"'{name}' was not compiled")  # pragma: no cover - build compiles all
 

@@ -30,9 +30,11 @@ from agentdeck.events import (
     RunCompleted,
     RunFailed,
     RunInterrupted,
+    RunStarted,
 )
 from agentdeck.ports import RunQuery, RunRecord
 from agentdeck.results import InterruptResult, TurnResult, agent_output, workflow_output
+from agentdeck.runtime import closing
 from agentdeck.status import SUSPENDED, TERMINAL, OpenInterrupt, RunState, RunStatus, fold
 
 if TYPE_CHECKING:
@@ -61,6 +63,19 @@ class Run:
         self.name = record.name
         self.kind = record.invocable_kind
 
+    @classmethod
+    def opened(cls, deck: Deck, started: Event, *, context: Any = None) -> Run:
+        """The handle on a run this process just opened, from the ``run.started`` it recorded
+        (what its record would say, without building one)."""
+        payload = started.payload
+        assert isinstance(payload, RunStarted)
+        run = cls.__new__(cls)
+        run._deck, run._context = deck, context
+        run.id, run.key, run.name = started.run_id, payload.key, payload.name
+        run.namespace, run.session_id = started.namespace, started.session_id
+        run.kind = payload.invocable_kind
+        return run
+
     def __repr__(self) -> str:
         return f"Run(id={self.id!r}, name={self.name!r}, namespace={self.namespace!r})"
 
@@ -81,10 +96,11 @@ class Run:
             for event in await store.read(self.id, from_seq=from_seq):
                 yield event
             return
-        async for event in store.follow(self.id, from_seq=from_seq):
-            yield event
-            if event.kind in _ENDING:
-                return
+        async with closing(store.follow(self.id, from_seq=from_seq)) as log:
+            async for event in log:
+                yield event
+                if event.kind in _ENDING:
+                    return
 
     async def pending(self) -> InterruptResult | None:
         """The oldest question this run waits on, or ``None`` if it is not ``WAITING_ANSWER``."""
@@ -209,19 +225,24 @@ class Run:
         without finishing raises :class:`RunSuspendedError` instead of hanging; one that failed
         or was cancelled raises :class:`RunFailedError`.
         """
-        ending = await self._wait_for_ending()
+        # A run this process is playing hands its ending over directly; the log is read only
+        # for a run played elsewhere, or already stopped.
+        ending = await self._deck._require_open().played_ending(self.id)
+        if ending is None:
+            ending = await self._logged_ending()
         return self._shape(ending)
 
-    async def _wait_for_ending(self) -> Event:
+    async def _logged_ending(self) -> Event:
         runtime = self._deck._require_open()
         record = await self._record()
         if record.status in TERMINAL or record.status in SUSPENDED:
             [ending] = await runtime.store.read(self.id, from_seq=record.last_seq)
             if ending.kind in _ENDING:
                 return ending
-        async for event in runtime.store.follow(self.id, from_seq=record.last_seq):
-            if event.kind in _ENDING:
-                return event
+        async with closing(runtime.store.follow(self.id, from_seq=record.last_seq)) as log:
+            async for event in log:
+                if event.kind in _ENDING:
+                    return event
         raise RunStateError(
             f"the log of run '{self.id}' ended without a final event",
             run_id=self.id,

@@ -98,10 +98,16 @@ TRANSITIONS: Mapping[RunStatus | None, frozenset[str]] = MappingProxyType(
 """Lifecycle kinds each status accepts. Anything else is refused by stores, ignored by the fold."""
 
 
+# The tables above as plain dicts, for the per-event paths (a read-only view costs a little more
+# per lookup); the public names stay read-only.
+_STATUS_AFTER: dict[str, RunStatus] = dict(_KIND_TO_STATUS)
+_EDGES: dict[RunStatus | None, frozenset[str]] = dict(TRANSITIONS)
+
+
 def next_status(status: RunStatus | None, kind: str) -> RunStatus | None:
     """The status after an event of ``kind``; unchanged for non-lifecycle or refused kinds."""
-    target = _KIND_TO_STATUS.get(kind)
-    if target is None or kind not in TRANSITIONS[status]:
+    target = _STATUS_AFTER.get(kind)
+    if target is None or kind not in _EDGES[status]:
         return status
     return target
 
@@ -112,8 +118,8 @@ def is_transition_allowed(status: RunStatus | None, kind: str) -> bool:
     Non-lifecycle kinds are allowed on a live run and refused once it is terminal (nothing is
     appended after a run's last word) or before it has started.
     """
-    if kind in _KIND_TO_STATUS:
-        return kind in TRANSITIONS[status]
+    if kind in _STATUS_AFTER:
+        return kind in _EDGES[status]
     return status is not None and status not in TERMINAL
 
 
@@ -153,9 +159,9 @@ def apply(state: RunState, event: Event) -> RunState:
     """
     kind, payload = event.kind, event.payload
     status, interrupts, wake_at = state.status, state.interrupts, state.wake_at
-    target = _KIND_TO_STATUS.get(kind)
+    target = _STATUS_AFTER.get(kind)
     if target is not None:
-        if kind in TRANSITIONS[status]:
+        if kind in _EDGES[status]:
             status, wake_at = target, None
             if isinstance(payload, RunInterrupted):
                 if all(i.interrupt_id != payload.interrupt_id for i in interrupts):
@@ -175,9 +181,8 @@ def apply(state: RunState, event: Event) -> RunState:
                     wake_at = payload.wake_at
     elif isinstance(payload, AnswerRecorded) and status is RunStatus.WAITING_ANSWER:
         interrupts = tuple(i for i in interrupts if i.interrupt_id != payload.interrupt_id)
-    return RunState(
-        status=status, last_seq=event.seq, last_ts=event.ts, interrupts=interrupts, wake_at=wake_at
-    )
+    # Positional: every event of every run is folded here, and keywords cost a little each.
+    return RunState(status, event.seq, event.ts, interrupts, wake_at)
 
 
 def fold(events: Iterable[Event], state: RunState | None = None) -> RunState:

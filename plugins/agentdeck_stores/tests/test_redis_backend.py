@@ -216,6 +216,38 @@ async def test_a_killed_connection_under_concurrent_appends_loses_and_doubles_no
         assert [event.payload.text for event in log[1:]] == [str(n) for n in range(30)]  # type: ignore[union-attr]
 
 
+async def test_concurrent_appends_share_one_script_call_and_a_failing_one_fails_alone(
+    store: RedisEventStore, admin: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = [(await store.open_run(new_run())).event.run_id for _ in range(20)]  # type: ignore[union-attr]
+    broken = runs[7]
+    await admin.set(f"{store.prefix}log:{broken}", "not a stream")  # XADD to it is refused
+    sizes: list[int] = []
+    grouped = store._batcher._groups
+
+    def spy(batch: Any) -> Any:
+        groups = grouped(batch)
+        sizes.extend(len(group) for group in groups)
+        return groups
+
+    monkeypatch.setattr(store._batcher, "_groups", spy)
+    outcomes = await asyncio.gather(
+        *(store.append(run_id, [TextDelta(message_id="m", text=run_id)]) for run_id in runs),
+        return_exceptions=True,
+    )
+    assert max(sizes) > 1  # appends queued behind the first went out as one call
+    failed = outcomes[runs.index(broken)]
+    assert isinstance(failed, StoreError) and "WRONGTYPE" in str(failed)
+    for run_id, outcome in zip(runs, outcomes, strict=True):
+        if run_id == broken:
+            continue
+        assert isinstance(outcome, list), outcome
+        (event,) = outcome
+        assert event.seq == 1 and event.payload.text == run_id  # type: ignore[union-attr]
+        assert await store.read(run_id) == [*(await store.read(run_id))[:1], event]
+    assert (await store.get_run(broken)).last_seq == 0  # type: ignore[union-attr]
+
+
 async def test_a_write_replayed_after_a_lost_reply_is_recognised_not_applied_twice(
     store: RedisEventStore,
 ) -> None:

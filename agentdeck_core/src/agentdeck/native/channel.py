@@ -22,6 +22,7 @@ branches had already posted is dropped, as the contract requires).
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NoReturn
@@ -37,6 +38,7 @@ __all__ = [
     "Emit",
     "Fail",
     "Finished",
+    "Mailbox",
     "Message",
     "Park",
     "Wake",
@@ -100,11 +102,43 @@ class Wake:
 Message = Emit | Park | Fail | Diverge | Finished | Crashed | Wake
 
 
+class Mailbox:
+    """An unbounded FIFO with one reader (the play loop), cheaper than ``asyncio.Queue``.
+
+    Every play makes one, and a trivial body posts a single message to it: a queue's getter and
+    putter bookkeeping would cost more than the message.
+    """
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[Message] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, message: Message) -> None:
+        self._items.append(message)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def get(self) -> Message:
+        while not self._items:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        return self._items.popleft()
+
+    def poll(self) -> Message | None:
+        return self._items.popleft() if self._items else None
+
+
 @dataclass(slots=True)
 class Channel:
     """One play's mailbox from body to engine, and the flags both sides read."""
 
-    queue: asyncio.Queue[Message] = field(default_factory=asyncio.Queue)
+    queue: Mailbox = field(default_factory=Mailbox)
     directive: ControlDirective | None = None
     closed: bool = False
     in_flight: int = 0
@@ -124,7 +158,7 @@ class Channel:
         await self.refuse_if_stopping()
         delivered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._held.add(delivered)
-        self.queue.put_nowait(Emit(payload, delivered))
+        self.queue.put(Emit(payload, delivered))
         try:
             await delivered
         finally:
@@ -132,29 +166,29 @@ class Channel:
 
     async def park(self, park: Park) -> NoReturn:
         await self.refuse_if_stopping()
-        self.queue.put_nowait(park)
+        self.queue.put(park)
         await self.hold()
 
     async def fail(self, failure: RunFailed) -> NoReturn:
         await self.refuse_if_stopping()
-        self.queue.put_nowait(Fail(failure))
+        self.queue.put(Fail(failure))
         await self.hold()
 
     async def diverge(self, error: ReplayError) -> NoReturn:
         await self.refuse_if_stopping()
-        self.queue.put_nowait(Diverge(error))
+        self.queue.put(Diverge(error))
         await self.hold()
 
     def stop(self, directive: ControlDirective) -> None:
         """Record the directive the runtime gave at a safe point and wake the loop."""
         self.directive = directive
-        self.queue.put_nowait(Wake())
+        self.queue.put(Wake())
 
     def finished(self, result: Any) -> None:
-        self.queue.put_nowait(Finished(result))
+        self.queue.put(Finished(result))
 
     def crashed(self, error: BaseException, where: str | None) -> None:
-        self.queue.put_nowait(Crashed(error, where))
+        self.queue.put(Crashed(error, where))
 
     async def refuse_if_stopping(self) -> None:
         """A branch that keeps going after the play decided to end waits here until it is
@@ -178,14 +212,8 @@ class Channel:
 
     # -- the engine's side -------------------------------------------------------------------
 
-    async def next(self) -> Message:
-        return await self.queue.get()
-
     def poll(self) -> Message | None:
-        try:
-            return self.queue.get_nowait()
-        except asyncio.QueueEmpty:
-            return None
+        return self.queue.poll()
 
     def close(self) -> None:
         """The play is over: release every branch still waiting on the channel."""

@@ -68,6 +68,7 @@ from agentdeck.native.channel import (
 from agentdeck.native.ctx import NativeWorkflowCtx, PlayState
 from agentdeck.native.journal import SLEEP_REASON, Journal
 from agentdeck.ports import Engine, EngineCapabilities, Entry, Invocable, Invocation
+from agentdeck.trusted import completed, data_block
 from agentdeck.workflows import WorkflowDefinition, bind_input, code_digest
 
 __all__ = ["NativeWorkflowEngine", "input_value", "output_blocks"]
@@ -117,7 +118,7 @@ class NativeWorkflowEngine(Engine):
         """Check ``value`` binds to the body's parameters; record it as one ``DataBlock``."""
         definition = _definition_of(invocable)
         try:
-            block = DataBlock(data=value)
+            block = data_block(value)
         except ValidationError:
             raise InvalidInputError(
                 f"workflow '{definition.name}' takes JSON data as input, not "
@@ -136,10 +137,11 @@ class NativeWorkflowEngine(Engine):
             invocation=invocation, journal=journal, channel=channel, workflow=definition.name
         )
         ctx: NativeWorkflowCtx[Any] = NativeWorkflowCtx(state, invocation.context)
-        body = asyncio.create_task(
+        body = asyncio.get_running_loop().create_task(
             _run_body(definition, bound, ctx, state),
             name=f"workflow {definition.name} run {invocation.run_id}",
         )
+        mailbox = channel.queue
         parks: list[Park] = []
         try:
             while True:
@@ -147,7 +149,10 @@ class NativeWorkflowEngine(Engine):
                     for payload in channel.directive.payloads:
                         yield payload
                     return
-                message = await self._next(channel, parks)
+                if parks and not channel.in_flight:
+                    message = await self._settled(channel)
+                else:
+                    message = await mailbox.get()
                 if channel.directive is not None:
                     continue  # the directive outranks whatever else the body had posted
                 if message is None:
@@ -173,16 +178,15 @@ class NativeWorkflowEngine(Engine):
         finally:
             await self._stop(body, channel)
 
-    async def _next(self, channel: Channel, parks: Sequence[Park]) -> Message | None:
-        """The body's next message; ``None`` once a parked body has settled."""
-        if not parks or channel.in_flight:
-            return await channel.next()
+    async def _settled(self, channel: Channel) -> Message | None:
+        """With a branch of the body parked: its next message, or ``None`` once it has settled
+        (nothing new for ``SETTLE_ROUNDS`` turns of the event loop, nothing in flight)."""
         for _ in range(self.SETTLE_ROUNDS):
             message = channel.poll()
             if message is not None:
                 return message
             if channel.in_flight:
-                return await channel.next()
+                return await channel.queue.get()
             await asyncio.sleep(0)
         return channel.poll()
 
@@ -241,7 +245,7 @@ def output_blocks(value: Any) -> list[ContentBlock]:
     ):
         return list(value)
     try:
-        return [DataBlock(data=value)]
+        return [data_block(value)]
     except ValidationError:
         raise ValueError(f"a {type(value).__name__} is not JSON data") from None
 
@@ -256,10 +260,15 @@ def _definition_of(invocable: Invocable) -> WorkflowDefinition:
     return definition
 
 
+_FRESH = Journal.empty()
+"""The journal of every fresh play: nothing to replay. Shared, because a play only reads its
+journal (claiming an echo changes nothing when there is none to claim)."""
+
+
 def _journal_for(invocation: Invocation) -> Journal:
     """The replay journal of a continuation (empty for a fresh run), after the digest check."""
     if invocation.entry is Entry.FRESH:
-        return Journal.empty()
+        return _FRESH
     name = invocation.invocable.name
     if not invocation.history:
         raise ReplayError(
@@ -312,7 +321,7 @@ async def _run_body(
 
 def _completed(definition: WorkflowDefinition, result: Any) -> RunCompleted | RunFailed:
     try:
-        return RunCompleted(output=output_blocks(result))
+        return completed(output_blocks(result))
     except ValueError:
         return RunFailed(
             error_code=ErrorCode.ENGINE_ERROR,

@@ -157,6 +157,8 @@ class Journal:
     def claim_echo(self, payload: Report | Custom) -> bool:
         """Claim an identical recorded report/custom event: true means it is already in the log
         and must not be written again."""
+        if not self.echoes:
+            return False  # nothing recorded to claim (every fresh play): skip the JSON key
         key = echo_key(payload)
         if self.echoes[key] <= 0:
             return False

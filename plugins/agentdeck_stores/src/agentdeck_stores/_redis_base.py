@@ -23,7 +23,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agentdeck.clock import Clock, SystemClock, utc
@@ -161,10 +161,21 @@ class ScriptBatcher:
     cost per call is a share of a round trip instead of a whole one. Each call is still its own
     script, atomic and judged on its own. A batch resent after a dropped connection is safe
     because every writing script recognises its own token.
+
+    ``combined`` maps a script to one that runs many calls of it in a single call (the
+    dispatcher of `_redis_lua.APPEND_MANY`): consecutive calls of such a script in a batch go
+    out as one command, which saves the client encoding and parsing a command per call and the
+    server running a script per call. Each call's reply (or error) is still its own.
     """
 
-    def __init__(self, client: Callable[[], aioredis.Redis]) -> None:
+    def __init__(
+        self,
+        client: Callable[[], aioredis.Redis],
+        *,
+        combined: dict[AsyncScript, AsyncScript] | None = None,
+    ) -> None:
         self._client = client
+        self._combined = {script.sha: many for script, many in (combined or {}).items()}
         self._queue: list[_Call] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -190,6 +201,18 @@ class ScriptBatcher:
         finally:
             self._task = None
 
+    def _groups(self, batch: list[_Call]) -> list[list[_Call]]:
+        """The batch in order, consecutive calls of a combinable script grouped together."""
+        groups: list[list[_Call]] = []
+        for call in batch:
+            sha = call[0].sha
+            last = groups[-1] if groups else None
+            if last is not None and sha in self._combined and last[0][0].sha == sha:
+                last.append(call)
+            else:
+                groups.append([call])
+        return groups
+
     async def _send(self, batch: list[_Call]) -> None:
         if len(batch) == 1:
             script, keys, args, future = batch[0]
@@ -197,26 +220,63 @@ class ScriptBatcher:
             if not future.done():
                 future.set_result(result)
             return
+        groups = self._groups(batch)
         pipe = self._client().pipeline(transaction=False)
-        for script, keys, args, _ in batch:
+        for group in groups:
+            keys, args = _command(group)
+            script = group[0][0] if len(group) == 1 else self._combined[group[0][0].sha]
             pipe.evalsha(script.sha, len(keys), *keys, *args)
         results = await pipe.execute(raise_on_error=False)
-        unknown: list[_Call] = []
-        for call, result in zip(batch, results, strict=True):
-            future = call[3]
+        unknown: list[list[_Call]] = []
+        for group, result in zip(groups, results, strict=True):
             if isinstance(result, NoScriptError):
-                unknown.append(call)  # the server forgot the script (restart, SCRIPT FLUSH)
-            elif future.done():
-                continue
-            elif isinstance(result, Exception):
-                future.set_exception(result)
+                unknown.append(group)  # the server forgot the script (restart, SCRIPT FLUSH)
             else:
-                future.set_result(result)
-        for call in unknown:
-            await self._send([call])  # the script object loads it and calls again
+                _settle(group, result)
+        for group in unknown:
+            if len(group) == 1:
+                await self._send(group)  # the script object loads it and calls again
+            else:
+                keys, args = _command(group)
+                _settle(group, await self._combined[group[0][0].sha](keys=keys, args=args))
 
 
 _Call = tuple[AsyncScript, list[Any], list[Any], "asyncio.Future[Any]"]
+
+
+def _command(group: list[_Call]) -> tuple[list[Any], list[Any]]:
+    """The keys and arguments of one call, or of a combined call of the whole group."""
+    if len(group) == 1:
+        _, keys, args, _ = group[0]
+        return keys, args
+    all_keys: list[Any] = []
+    all_args: list[Any] = []
+    for _, keys, args, _ in group:
+        all_keys += keys
+        all_args += [len(keys), len(args), *args]
+    return all_keys, all_args
+
+
+def _settle(group: list[_Call], result: Any) -> None:
+    """Hand each call of ``group`` its reply: ``result`` itself for a lone call, else its item."""
+    if len(group) == 1:
+        replies = [result]
+    elif isinstance(result, Exception):
+        replies = [result] * len(group)
+    else:
+        replies = [
+            ResponseError(as_text(reply[1]) or "script error")
+            if isinstance(reply, list) and reply and as_text(reply[0]) == "error"
+            else reply
+            for reply in result
+        ]
+    for (*_, future), reply in zip(group, replies, strict=True):
+        if future.done():
+            continue
+        if isinstance(reply, Exception):
+            future.set_exception(reply)
+        else:
+            future.set_result(reply)
 
 
 # =========================================================================== the shared base

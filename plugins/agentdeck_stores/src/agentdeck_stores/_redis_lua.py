@@ -32,6 +32,7 @@ from __future__ import annotations
 
 __all__ = [
     "APPEND",
+    "APPEND_MANY",
     "CONTROL_REQUEST",
     "CONTROL_TAKE",
     "FIND_KEY",
@@ -166,9 +167,7 @@ return out
 
 # ----------------------------------------------------------------------------------- append
 
-APPEND = (
-    _RECORD
-    + """
+_APPEND_BODY = """
 -- KEYS: run, log
 -- ARGV: run id, '<expected last seq> <token> <status after> <updated µs> <wake µs or -> <wake
 --       changed 1/0>', then the events' JSON. (The few scalars travel as one argument: on the
@@ -225,6 +224,37 @@ if wake_changed == '1' then
   end
 end
 return {'ok'}
+"""
+
+APPEND = _RECORD + _APPEND_BODY
+
+APPEND_MANY = (
+    _RECORD
+    + "local function append(KEYS, ARGV)\n"
+    + _APPEND_BODY
+    + """end
+
+-- Many appends (to different runs) in one call: what a batch of concurrent appends sends, so
+-- the server runs one script instead of one per append and the client encodes and parses one
+-- command. Each append is judged on its own, exactly as APPEND would; one that fails is
+-- reported in its place and the others go on.
+-- KEYS: each append's keys, append after append
+-- ARGV: per append, its number of keys and of arguments, then its arguments
+local out, k, a = {}, 1, 1
+while a <= #ARGV do
+  local nkeys, nargs = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+  local keys, args = {}, {}
+  for i = 1, nkeys do keys[i] = KEYS[k + i - 1] end
+  for i = 1, nargs do args[i] = ARGV[a + 1 + i] end
+  k, a = k + nkeys, a + 2 + nargs
+  local ok, reply = pcall(append, keys, args)
+  if ok then
+    out[#out + 1] = reply
+  else
+    out[#out + 1] = {'error', type(reply) == 'table' and reply.err or tostring(reply)}
+  end
+end
+return out
 """
 )
 

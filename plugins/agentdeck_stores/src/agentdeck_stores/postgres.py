@@ -29,7 +29,7 @@ import psycopg
 
 from agentdeck.clock import Clock, SystemClock, utc
 from agentdeck.errors import AgentDeckError, InvalidInputError, StoreError
-from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload
+from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload, stored_events
 from agentdeck.ports import (
     BackendRequest,
     ControlPort,
@@ -570,7 +570,7 @@ async def _read(
         query += " LIMIT %s"
         params = (*params, max(0, limit))
     rows = await _fetch_all(connection, query, params)
-    return [Event.from_json(data) for (data,) in rows]
+    return stored_events([data for (data,) in rows])
 
 
 async def _tail(

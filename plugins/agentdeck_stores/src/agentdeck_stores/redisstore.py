@@ -61,6 +61,7 @@ from agentdeck.events import (
     UnknownEvent,
     parse_payload,
     payload_type,
+    stored_events,
 )
 from agentdeck.ports import (
     BackendRequest,
@@ -187,7 +188,23 @@ def _stream_entries(reply: Any) -> list[Any]:
 
 
 def _events(entries: Sequence[Any]) -> list[Event]:
-    return [Event.from_json(fields[b"e"]) for _, fields in entries]
+    return stored_events([fields[b"e"] for _, fields in entries])
+
+
+def _as_sent(response: Any, **_: Any) -> Any:
+    return response
+
+
+def _logged_events(entries: Sequence[Any]) -> list[Event]:
+    """The events of ``XRANGE`` entries as the server sent them: ``[id, [field, value, ...]]``.
+
+    The event is the ``e`` field, which the append script always writes first.
+    """
+    rows = [
+        fields[1] if fields[0] == b"e" else dict(zip(fields[::2], fields[1::2], strict=True))[b"e"]
+        for _, fields in entries
+    ]
+    return stored_events(rows)
 
 
 # =========================================================================== records
@@ -266,13 +283,17 @@ class RedisEventStore(RedisBackend, EventStore):
         client = self.client
         self._open_script = client.register_script(lua.OPEN_RUN)
         self._append_script = client.register_script(lua.APPEND)
+        self._append_many_script = client.register_script(lua.APPEND_MANY)
         self._find_key_script = client.register_script(lua.FIND_KEY)
         self._list_script = client.register_script(lua.LIST_RUNS)
         self._prune_script = client.register_script(lua.PRUNE)
-        self._batcher = ScriptBatcher(lambda: self.client)
+        self._batcher = ScriptBatcher(
+            lambda: self.client, combined={self._append_script: self._append_many_script}
+        )
         self._cache: OrderedDict[str, _Run] = OrderedDict()
         self._locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}
         self._followers: set[aioredis.Redis] = set()
+        self._raw_reader: aioredis.Redis | None = None
 
     @classmethod
     def from_request(cls, request: BackendRequest) -> RedisEventStore:
@@ -566,10 +587,24 @@ class RedisEventStore(RedisBackend, EventStore):
         if limit is not None and limit <= 0:
             return []
         with translate_errors(self.target, f"read run '{run_id}'"):
-            entries = await self.client.xrange(
+            entries = await self._log_reader().xrange(
                 self._log_key(run_id), _entry_id(max(0, from_seq)), "+", count=limit
             )
-        return _events(entries or [])
+        return _logged_events(entries or [])
+
+    def _log_reader(self) -> aioredis.Redis:
+        """A client over the store's own pool whose ``XRANGE`` replies come back as sent.
+
+        redis-py turns every entry of a reply into a tuple and a dict before the store reads one
+        field of it; reading the entries as sent is most of the driver's cost of a long read.
+        """
+        client = self.client  # refuses once the store is closed
+        reader = self._raw_reader
+        if reader is None or reader.connection_pool is not client.connection_pool:
+            reader = aioredis.Redis(connection_pool=client.connection_pool)
+            reader.set_response_callback("XRANGE", _as_sent)
+            self._raw_reader = reader
+        return reader
 
     async def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
         position = max(0, from_seq)

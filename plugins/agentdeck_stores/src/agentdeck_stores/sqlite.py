@@ -27,7 +27,7 @@ from typing import Any, ClassVar, TypeVar
 
 from agentdeck.clock import Clock, SystemClock, utc
 from agentdeck.errors import AgentDeckError, InvalidInputError, StoreError
-from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload
+from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload, stored_events
 from agentdeck.ports import (
     BackendRequest,
     ControlPort,
@@ -96,16 +96,35 @@ KEY_HOLDER = f"SELECT {RUN_COLUMNS} FROM agentdeck_runs WHERE ns = ? AND run_key
 
 
 class _Rows:
-    """Reads the rows a batch plan decides on, inside the writer's ``BEGIN IMMEDIATE``."""
+    """Reads the rows a batch plan decides on, inside the writer's ``BEGIN IMMEDIATE``.
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    The rows of every run the batch names are read up front, in one statement per 500 runs
+    rather than one per run: a batch of a hundred appends is then one read, not a hundred.
+    """
+
+    def __init__(self, connection: sqlite3.Connection, jobs: Sequence[Job]) -> None:
         self._connection = connection
+        named = list(
+            dict.fromkeys(
+                job.new.run_id if isinstance(job, OpenJob) else job.run_id for job in jobs
+            )
+        )
+        self._runs: dict[str, RunRow | None] = dict.fromkeys(named)
+        for batch in chunks(named, 500):
+            marks = ", ".join("?" * len(batch))
+            for row in connection.execute(
+                f"SELECT {RUN_COLUMNS} FROM agentdeck_runs WHERE run_id IN ({marks})", batch
+            ):
+                found = RunRow.from_db(row, from_micros)
+                self._runs[found.run_id] = found
 
     def _one(self, query: str, params: Sequence[Any]) -> RunRow | None:
         row = self._connection.execute(query, params).fetchone()
         return RunRow.from_db(row, from_micros) if row is not None else None
 
     def run(self, run_id: str) -> RunRow | None:
+        if run_id in self._runs:
+            return self._runs[run_id]
         return self._one(RUN_BY_ID, (run_id,))
 
     def session_holder(self, ns: str, session_id: str) -> RunRow | None:
@@ -169,7 +188,7 @@ def _commit_batch(
     """Decide and write a batch of opens and appends in one transaction, then wake followers."""
     connection.execute("BEGIN IMMEDIATE")
     try:
-        plan = BatchPlan(_Rows(connection))
+        plan = BatchPlan(_Rows(connection, jobs))
         outcomes: list[tuple[Any, BaseException | None]] = []
         for job in jobs:
             try:
@@ -204,7 +223,7 @@ def _transaction(connection: sqlite3.Connection, work: Callable[[], _T]) -> _T:
 
 
 def _events(rows: Sequence[tuple[str]]) -> list[Event]:
-    return [Event.from_json(data) for (data,) in rows]
+    return stored_events([data for (data,) in rows])
 
 
 def _read(
@@ -516,7 +535,12 @@ def _stop_threads(threads: Sequence[ConnectionThread[Any]]) -> None:
 
 
 class _SingleConnection(_Backend):
-    """A port that needs one connection: control requests and leases are small and rare."""
+    """A port that needs one connection: control requests and leases are small.
+
+    Small but not rare: every run takes and releases a lease. Writes queued while the thread is
+    busy are committed together (:func:`_write_together`), so many runs starting at once cost
+    one commit, not one each.
+    """
 
     def __init__(self, url: str, clock: Clock | None) -> None:
         super().__init__(url, clock)
@@ -526,7 +550,10 @@ class _SingleConnection(_Backend):
         if self._opened:
             return
         thread: ConnectionThread[Any] = ConnectionThread(
-            f"agentdeck-sqlite-{type(self).__name__}:{self.path}", self._connect, self._translate
+            f"agentdeck-sqlite-{type(self).__name__}:{self.path}",
+            self._connect,
+            self._translate,
+            batch=partial(_write_together, translate=self._translate),
         )
         await thread.start()
         try:
@@ -554,7 +581,41 @@ class _SingleConnection(_Backend):
         return await self._thread.call(fn)
 
     async def _write(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        return await self._call(lambda connection: _transaction(connection, lambda: fn(connection)))
+        self._check_usable()
+        assert self._thread is not None
+        result: _T = await self._thread.submit(fn)
+        return result
+
+
+def _write_together(
+    connection: sqlite3.Connection,
+    writes: Sequence[Callable[[sqlite3.Connection], Any]],
+    *,
+    translate: Callable[[BaseException], BaseException],
+) -> list[tuple[Any, BaseException | None]]:
+    """Run queued writes in one transaction, each under a savepoint of its own: one that fails
+    is undone alone and gets its error (translated as a lone write's would be); the rest commit.
+    """
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        outcomes: list[tuple[Any, BaseException | None]] = []
+        for write in writes:
+            connection.execute("SAVEPOINT agentdeck_write")
+            try:
+                result = write(connection)
+            except Exception as exc:
+                connection.execute("ROLLBACK TO agentdeck_write")
+                connection.execute("RELEASE agentdeck_write")
+                outcomes.append((None, exc if isinstance(exc, AgentDeckError) else translate(exc)))
+            else:
+                connection.execute("RELEASE agentdeck_write")
+                outcomes.append((result, None))
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    return outcomes
 
 
 def _verb(verb: ControlVerb | str) -> ControlVerb:
