@@ -31,6 +31,7 @@ DOC_GLOBS = (
     "agentdeck_core/README.md",
     "plugins/*/README.md",
     "examples/*/README.md",
+    "benchmarks/README.md",
 )
 MAX_NO_TEST_BLOCKS = 10
 # Keep examples offline: with these unset, examples run on the embedded defaults.
@@ -152,6 +153,9 @@ def test_python_examples_run(doc: str, tmp_path: Path, monkeypatch: pytest.Monke
     blocks = DOCS[doc]
     _assert_no_test_blocks_give_reasons(doc, blocks)
     monkeypatch.chdir(tmp_path)
+    # A repo-level README (benchmarks/) is read from a checkout, where its commands run from the
+    # root: its blocks may import the repo's own top-level packages, as `python -m` there would.
+    monkeypatch.syspath_prepend(str(ROOT))
     for name in PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
     run_source(assemble(blocks), str(ROOT / doc))
