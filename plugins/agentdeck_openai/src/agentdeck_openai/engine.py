@@ -16,6 +16,15 @@ Per run the SDK receives:
 * ``max_turns`` from ``AGENTDECK_RUNNER_MAX_TURNS``, a ``RunConfig`` with the model provider,
   ``AGENTDECK_RUNNER_WORKFLOW_NAME``, and the SDK's own trace export switched off unless
   ``AGENTDECK_RUNNER_SDK_TRACING`` is true.
+
+**Every turn streams**, ``Deck.run`` included, where nobody reads the deltas as they come: the
+log is the same however a run was started (anyone may follow it -- ``deck.stream``, the runs
+API, the HTTP binding, observers -- and a continuation reads it), and a pause or cancel acts
+between stream items, cutting a long reply short instead of waiting for it. The price is paid in
+the ``openai`` client, which validates every SSE event into a typed object: with a model that
+produces tokens over time it overlaps the wait for the next token, and over a loopback server
+answering at once it makes a streamed call about twice a non-streamed one (the README's "What a
+turn costs" has the measurements).
 """
 
 from __future__ import annotations
@@ -213,8 +222,12 @@ class OpenAIEngine(Engine):
             max_turns=self.config.runner.max_turns,
             use_responses=self.config.use_responses,
         )
-        async for payload in play.run():
-            yield payload
+        # Closed here when the runtime stops reading (it does at the run's last event), not
+        # left to the loop's async-generator finalizer: that costs every run a self-pipe
+        # wakeup and a task of its own to close the suspended generator.
+        async with contextlib.aclosing(play.run()) as payloads:
+            async for payload in payloads:
+                yield payload
 
     def _run_config(self, provider: ModelProvider, invocation: Invocation) -> RunConfig:
         runner = self.config.runner

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,9 +149,11 @@ class Play:
                 state = await self._restore(parked)
                 ended = False
                 pending = pending_of(state.get_interruptions())
-                async for payload in self._settle(state, pending, consult_policy=False):
-                    ended = ended or payload.kind in _ENDS_PLAY
-                    yield payload
+                settled = self._settle(state, pending, consult_policy=False)
+                async with contextlib.aclosing(settled):
+                    async for payload in settled:
+                        ended = ended or payload.kind in _ENDS_PLAY
+                        yield payload
                 if ended:
                     return
                 run_input = state
@@ -168,9 +170,19 @@ class Play:
             stream = result.stream_events()
             self.scope.attach(result.cancel)
             try:
-                async with contextlib.aclosing(self._stream(stream)) as translated:
-                    async for payload in translated:
+                # The stream loop is inline rather than a generator of its own: one async
+                # generator less for every payload of the turn to pass through.
+                scope, translate = self.scope, self.translator.translate
+                async for event in stream:
+                    payloads = translate(event)
+                    if not payloads:
+                        continue
+                    for payload in payloads:
+                        if scope.stopping:
+                            break
                         yield payload
+                    if scope.stopping or await scope.safepoint(SafePoint.STREAM_ITEM) is not None:
+                        break
             except Exception as exc:
                 error = exc
             finally:
@@ -197,12 +209,12 @@ class Play:
             if result.interruptions:
                 state = result.to_state()
                 ended = False
+                settled = self._settle(state, pending_of(result.interruptions), consult_policy=True)
                 try:
-                    async for payload in self._settle(
-                        state, pending_of(result.interruptions), consult_policy=True
-                    ):
-                        ended = ended or payload.kind in _ENDS_PLAY
-                        yield payload
+                    async with contextlib.aclosing(settled):
+                        async for payload in settled:
+                            ended = ended or payload.kind in _ENDS_PLAY
+                            yield payload
                 except HookFailed as failed:
                     await self._forget()
                     yield failure_of(failed, agent=self.agent_name, max_turns=self.max_turns)
@@ -215,20 +227,7 @@ class Play:
             yield RunCompleted(output=self._output(result.final_output), usage=self._usage())
             return
 
-    # ------------------------------------------------------------------ streaming
-
-    async def _stream(self, stream: AsyncIterator[Any]) -> AsyncGenerator[Payload, None]:
-        scope = self.scope
-        async for event in stream:
-            payloads = self.translator.translate(event)
-            if not payloads:
-                continue
-            for payload in payloads:
-                if scope.stopping:
-                    return
-                yield payload
-            if scope.stopping or await scope.safepoint(SafePoint.STREAM_ITEM) is not None:
-                return
+    # ------------------------------------------------------------------ run control
 
     async def _obey(self, state: RunResultStreaming | RunState[Any, Any]) -> tuple[Payload, ...]:
         """Persist what a pause needs (the SDK state of the stopped run, or the state the play

@@ -253,8 +253,9 @@ class Turn:
     usage: Usage | None = DEFAULT_USAGE
     """Reported usage; ``None`` reports none (as some compatible endpoints do)."""
     delay: float = 0.0
-    """Seconds the server waits before each streamed delta (a non-streamed answer waits the
-    total), and gives up early when the client goes away or the server stops."""
+    """Seconds per streamed delta: delta ``k`` is sent ``k * delay`` after the answer starts (a
+    non-streamed answer waits the total). The server gives up early when the client goes away
+    or the server stops."""
     when: Rule | None = None
     times: int | None = 1
     """How many requests this turn answers; ``None``: every request it is offered."""

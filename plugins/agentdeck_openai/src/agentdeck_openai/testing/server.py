@@ -179,6 +179,10 @@ class LoopbackModelServer:
         """Wait ``seconds`` unless the server stops first; whether to carry on."""
         return seconds <= 0 or not self._stopping.wait(seconds)
 
+    def _pause_until(self, deadline: float) -> bool:
+        """Wait until ``time.monotonic()`` reaches ``deadline`` unless the server stops first."""
+        return self._pause(deadline - time.monotonic())
+
     def _exhausted(self, request: ModelRequest) -> HTTPError:
         pending = [turn.describe() for turn in self.script.pending]
         return HTTPError(
@@ -372,32 +376,52 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _send_stream(self, turn: Turn, frames: Iterator[Frame], *, request_id: int) -> None:
-        """Send SSE frames as HTTP chunks, pacing deltas; a client that hangs up ends it."""
+        """Send SSE frames as HTTP chunks, pacing deltas; a client that hangs up ends it.
+
+        Each write carries the frames ready at that moment as *one* HTTP chunk (SSE events need
+        not line up with chunk boundaries): a client's HTTP parser pays per chunk (h11 costs
+        ~10 µs a chunk here), so one chunk per frame made an unpaced answer of 28 events cost the
+        client ~0.3 ms more than the same events in one chunk. A paced delta still leaves in a
+        chunk of its own, when it is due.
+
+        A slow turn's deltas keep a schedule (delta ``k`` leaves ``k * delay`` seconds after the
+        answer started) rather than sleeping ``delay`` after each write: every sleep overshoots
+        a little, and twenty overshoots made a paced stream ~1 ms per delta slower than the
+        same turn answered whole (which waits the total once).
+        """
         owner = self.server.owner
-        pending = [
-            self._head(
-                200,
-                [
-                    ("content-type", "text/event-stream; charset=utf-8"),
-                    ("cache-control", "no-cache"),
-                    ("transfer-encoding", "chunked"),
-                    ("x-request-id", f"req_{request_id}"),
-                ],
-            )
-        ]
+        started = time.monotonic()
+        paced = 0
+        head = self._head(
+            200,
+            [
+                ("content-type", "text/event-stream; charset=utf-8"),
+                ("cache-control", "no-cache"),
+                ("transfer-encoding", "chunked"),
+                ("x-request-id", f"req_{request_id}"),
+            ],
+        )
+        ready: list[bytes] = []
         try:
             for frame in frames:
                 if frame.paced and turn.delay > 0:
-                    self.wfile.write(b"".join(pending))
-                    pending.clear()
-                    if not owner._pause(turn.delay):
+                    self.wfile.write(head + _chunk(ready))
+                    head = b""
+                    ready.clear()
+                    paced += 1
+                    if not owner._pause_until(started + paced * turn.delay):
                         self.close_connection = True
                         return
-                pending.append(b"%x\r\n%s\r\n" % (len(frame.data), frame.data))
-            pending.append(b"0\r\n\r\n")
-            self.wfile.write(b"".join(pending))
+                ready.append(frame.data)
+            self.wfile.write(head + _chunk(ready) + b"0\r\n\r\n")
         except OSError:  # BrokenPipe / ConnectionReset: the client went away (a cancel)
             self.close_connection = True
+
+
+def _chunk(frames: list[bytes]) -> bytes:
+    """The frames as one HTTP chunk (nothing for none: a zero-size chunk ends the body)."""
+    data = b"".join(frames)
+    return b"%x\r\n%s\r\n" % (len(data), data) if data else b""
 
 
 def _model(requested: object) -> str:

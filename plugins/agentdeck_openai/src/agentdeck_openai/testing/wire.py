@@ -45,8 +45,13 @@ class Rendering:
         return call.call_id or f"call_{self.number}_{position}"
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""Built once: ``json.dumps`` with options builds an encoder per call, a third of the cost of
+rendering a small stream event."""
+
+
 def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
 # =========================================================================== Chat Completions
