@@ -521,13 +521,8 @@ def _paragraph(doc: str) -> str:
     return " ".join(doc.split("\n\n")[0].split())
 
 
-_UNDOCUMENTED = {
-    # Payload classes without a docstring of their own; say what they record here until they do.
-    "text.delta": "A piece of a model's reply text, as it streams; `message_id` groups a message.",
-    "thought.delta": "A piece of a model's reasoning text, as it streams.",
-    "message.completed": "A finished model message: its whole text, and the agent that wrote it.",
-    "artifact.created": "A file or blob the run produced, by media type and where to find it.",
-}
+_UNDOCUMENTED: dict[str, str] = {}
+"""Fallback summaries for payload classes without a docstring of their own (none today)."""
 
 
 # =========================================================================== pages

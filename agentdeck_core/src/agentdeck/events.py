@@ -447,6 +447,8 @@ class ControlObserved(_Payload):
 
 
 class TextDelta(_Payload):
+    """A piece of a model's reply text, as it streams; ``message_id`` groups a message."""
+
     KIND: ClassVar[str] = "text.delta"
     kind: Literal["text.delta"] = "text.delta"
     message_id: str
@@ -454,6 +456,8 @@ class TextDelta(_Payload):
 
 
 class ThoughtDelta(_Payload):
+    """A piece of a model's reasoning text, as it streams; kept apart from the reply."""
+
     KIND: ClassVar[str] = "thought.delta"
     kind: Literal["thought.delta"] = "thought.delta"
     message_id: str
@@ -461,6 +465,8 @@ class ThoughtDelta(_Payload):
 
 
 class MessageCompleted(_Payload):
+    """A finished model message: its whole text (what the deltas added up to), once."""
+
     KIND: ClassVar[str] = "message.completed"
     kind: Literal["message.completed"] = "message.completed"
     message_id: str
@@ -523,6 +529,8 @@ class Report(_Payload):
 
 
 class ArtifactCreated(_Payload):
+    """A file or blob the run produced, by media type and, when it has one, where to find it."""
+
     KIND: ClassVar[str] = "artifact.created"
     kind: Literal["artifact.created"] = "artifact.created"
     artifact_id: str
