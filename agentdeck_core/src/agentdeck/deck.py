@@ -339,6 +339,9 @@ class Deck:
         on a question returns an :class:`InterruptResult` (answer it through
         ``deck.runs.get(result.run_id)``); one that is paused raises ``RunSuspendedError``; one
         that fails raises ``RunFailedError``.
+
+        Only the result comes back, so the run is played without per-token deltas where its
+        engine can save their cost (the log still has every message, tool call and usage).
         """
         run = await self._start(
             name,
@@ -349,6 +352,7 @@ class Deck:
             key=key,
             deadline=deadline,
             budget=budget,
+            deltas=False,
         )
         try:
             return await run.result()
@@ -446,6 +450,7 @@ class Deck:
         deadline: datetime | None,
         budget: Budget | None = None,
         if_exists: Literal["raise", "return"] = "raise",
+        deltas: bool = True,
     ) -> Run:
         runtime = self._require_open()
         invocable = self._resolve(name)
@@ -462,6 +467,7 @@ class Deck:
                     key=key,
                     deadline=deadline,
                     budget=budget,
+                    deltas=deltas,
                 )
             )
         except DuplicateKeyError as clash:

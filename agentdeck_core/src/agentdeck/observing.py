@@ -1,8 +1,9 @@
 """Fan-out from the run log to observers, without ever letting one slow or fail a run.
 
-Each observer gets its own bounded queue and its own worker task. Publishing an event is a
-non-blocking ``put_nowait`` per observer: when an observer's queue is full the event is dropped
-*for that observer* and counted, so the cost of a slow observer is its own backlog. An observer
+Each observer gets its own bounded buffer and its own worker task. Publishing an event is a
+non-blocking append per observer (the worker is woken only when it sits idle): when an
+observer's buffer is full the event is dropped *for that observer* and counted, so the cost of a
+slow observer is its own backlog. An observer
 whose ``emit`` raises is disabled for a backoff period (doubling up to a cap) and then retried;
 what arrives while it is disabled is dropped and counted. Observers that cannot afford to lose an
 event read the store instead.
@@ -14,8 +15,8 @@ so a stuck observer cannot hold a shutdown.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -42,11 +43,39 @@ class ObserverStats:
 
 @dataclass(slots=True)
 class _Tap:
+    """One observer's buffer and worker.
+
+    A deque and a one-shot wake-up rather than an ``asyncio.Queue``: publishing is on every
+    run's hot path, and a queue's ``put_nowait`` costs several times a deque append (it keeps
+    task accounting nobody here reads, and pokes its getters on every put).
+    """
+
     observer: Observer
-    queue: asyncio.Queue[object]
+    size: int
+    buffer: deque[object] = field(default_factory=deque)
+    idle: asyncio.Future[None] | None = None
+    """Set while the worker waits for the buffer to fill; resolved by the next put."""
     stats: ObserverStats = field(default_factory=ObserverStats)
     worker: asyncio.Task[None] | None = None
     backoff: float = 0.0
+
+    def put(self, item: object) -> bool:
+        """Buffer ``item`` unless full (``size`` <= 0: unbounded); ``False`` if it was not."""
+        if 0 < self.size <= len(self.buffer):
+            return False
+        self.buffer.append(item)
+        idle = self.idle
+        if idle is not None:
+            self.idle = None
+            if not idle.done():
+                idle.set_result(None)
+        return True
+
+    async def get(self) -> object:
+        while not self.buffer:
+            self.idle = asyncio.get_running_loop().create_future()
+            await self.idle
+        return self.buffer.popleft()
 
 
 class ObserverHub:
@@ -89,7 +118,7 @@ class ObserverHub:
                     log.exception("observer %r failed to close after a refused open", observer)
             raise
         for observer in self._observers:
-            tap = _Tap(observer=observer, queue=asyncio.Queue(self._queue_size))
+            tap = _Tap(observer=observer, size=self._queue_size)
             tap.worker = asyncio.create_task(self._feed(tap), name=f"observer:{observer!r}")
             self._taps.append(tap)
 
@@ -109,9 +138,7 @@ class ObserverHub:
                 if disabled_until is not None and now < disabled_until:
                     self._dropped(tap)
                     continue
-                try:
-                    tap.queue.put_nowait(event)
-                except asyncio.QueueFull:
+                if not tap.put(event):
                     self._dropped(tap)
 
     def _dropped(self, tap: _Tap, count: int = 1) -> None:
@@ -122,8 +149,8 @@ class ObserverHub:
         """Drain each observer for a bounded time, then drop what is left, then close it."""
         taps, self._taps = self._taps, []
         for tap in taps:
-            with contextlib.suppress(asyncio.QueueFull):
-                tap.queue.put_nowait(_CLOSE)
+            tap.size = 0  # the closing marker always fits
+            tap.put(_CLOSE)
         workers = [tap.worker for tap in taps if tap.worker is not None]
         if workers:
             _done, pending = await asyncio.wait(workers, timeout=self._drain_timeout)
@@ -131,7 +158,7 @@ class ObserverHub:
                 task.cancel()
             for tap in taps:
                 if tap.worker in pending:
-                    self._dropped(tap, tap.queue.qsize())
+                    self._dropped(tap, sum(1 for item in tap.buffer if item is not _CLOSE))
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
         for tap in taps:
@@ -144,7 +171,7 @@ class ObserverHub:
 
     async def _feed(self, tap: _Tap) -> None:
         while True:
-            item = await tap.queue.get()
+            item = await tap.get()
             if item is _CLOSE:
                 return
             assert isinstance(item, Event)

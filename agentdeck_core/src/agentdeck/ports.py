@@ -505,6 +505,13 @@ class Invocation:
     clock: Clock = field(default_factory=SystemClock)
     invoke_child: Callable[..., Awaitable[Any]] | None = None
     """Start a nested run (an agent or workflow used by this one) and await its result."""
+    deltas: bool = True
+    """Whether the caller wants per-token ``text.delta``/``thought.delta`` events in the log.
+
+    ``Deck.run()`` returns only the result, so it asks for none; streams, run handles and the
+    HTTP binding do. An engine may record deltas regardless (the log stays valid either way: the
+    full text is in ``message.completed``), or skip the cost of streaming them when not asked.
+    """
 
     async def safepoint(self, point: SafePoint) -> ControlDirective | None:
         if self.checkpoint is None:

@@ -21,6 +21,7 @@ import contextlib
 import logging
 import os
 import socket
+import time
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -79,6 +80,7 @@ from agentdeck.ports import (
 )
 from agentdeck.results import agent_output, workflow_output
 from agentdeck.status import SUSPENDED, TERMINAL, RunStatus, fold
+from agentdeck.write_behind import WriteBehind
 
 __all__ = [
     "Budget",
@@ -148,6 +150,8 @@ class StartRequest:
     parent_run_id: str | None = None
     deadline: datetime | None = None
     budget: Budget | None = None
+    deltas: bool = True
+    """See :attr:`agentdeck.ports.Invocation.deltas`."""
 
 
 @dataclass(slots=True)
@@ -158,6 +162,10 @@ class _Playing:
     waiters: list[asyncio.Future[Event | None]] = field(default_factory=list)
     """Callers in this process waiting for the play's ending: handed the event as it is
     recorded (``None`` if the play stops without one), so they need not follow the log."""
+    writer: WriteBehind | None = None
+    """Persists the play's payloads behind it (durable stores); ``None``: appended in line."""
+    control_checked: tuple[int, float] = (-1, 0.0)
+    """(process control generation, monotonic time) of the last read that found no request."""
     task: asyncio.Task[None] = field(init=False)
 
     def end(self, ending: Event | None) -> None:
@@ -246,6 +254,7 @@ class Runtime:
         requested: list[str] = []
         for run_id, _ in playing:
             with contextlib.suppress(AgentDeckError):
+                _control_generation[0] += 1
                 if await self.control.request(run_id, ControlVerb.PAUSE, CLOSING_PAUSE_REASON):
                     requested.append(run_id)
         tasks = [p.task for _, p in playing]
@@ -350,6 +359,7 @@ class Runtime:
                 namespace=request.namespace,
                 parent_run_id=request.parent_run_id,
                 history=(outcome.event,),
+                deltas=request.deltas,
             ),
             request.budget,
         )
@@ -372,9 +382,20 @@ class Runtime:
             self._contexts[run_id] = invocation.context
         budget = self._budgets.get(run_id)
         playing = _Playing(context=invocation.context, budget=budget)
+        if self.store.durable:
+            # A durable append is a commit or a round trip: persisted behind the engine, in
+            # bursts (see agentdeck.write_behind). The memory store's append is cheaper than
+            # the task a writer needs, so it stays in line.
+            playing.writer = WriteBehind(
+                lambda batch: self.append(run_id, batch), name=f"run-writer:{run_id}"
+            )
         playing.task = asyncio.get_running_loop().create_task(
             self._play(invocation, budget), name=f"run:{run_id}"
         )
+        if invocation.entry is Entry.FRESH:
+            # Nobody can have asked to pause or cancel a run before it was opened just now: its
+            # first stream_item safe points need no read (see _checkpointer).
+            playing.control_checked = (_control_generation[0], time.monotonic())
         self._playing[run_id] = playing
         playing.task.add_done_callback(lambda _t: self._played(run_id, playing))
 
@@ -389,17 +410,32 @@ class Runtime:
         run_id = invocation.run_id
         used = _NO_USAGE
         engine = self.engines[invocation.invocable.engine]
-        leased = await self.leases.acquire(run_id, self.owner, self.config.lease_ttl)
-        if leased:
-            self._hold_lease(run_id)
         ending: Payload | None = None
+        playing = self._playing.get(run_id)
+        acquiring: asyncio.Task[bool] | None = None
+        if self.leases.shared:
+            # A shared lease is a round trip: taken alongside the play rather than before it.
+            # Until it lands the run's lease reads NONE, which lets nobody take the run over.
+            acquiring = asyncio.get_running_loop().create_task(
+                self.leases.acquire(run_id, self.owner, self.config.lease_ttl)
+            )
+            acquiring.add_done_callback(lambda t: self._on_lease_taken(run_id, t))
+            leased = False
+        else:
+            leased = await self.leases.acquire(run_id, self.owner, self.config.lease_ttl)
+            if leased:
+                self._hold_lease(run_id)
+        writer = playing.writer if playing is not None else None
         stream = engine.play(invocation)
         payloads = self._with_deadline(stream, invocation)
         try:
             async for payload in payloads:
                 if ending is not None and payload.kind != "run.interrupted":
                     break  # after a suspension only further open questions may follow
-                await self.append(run_id, [payload])
+                if writer is None:
+                    await self.append(run_id, [payload])
+                else:
+                    writer.push(payload)
                 if payload.kind == "run.interrupted":
                     ending = payload  # several questions may open together: keep reading
                     continue
@@ -413,8 +449,12 @@ class Runtime:
                         ending = RunFailed(
                             error_code=ErrorCode.BUDGET_EXCEEDED, message=over, retryable=False
                         )
+                        if writer is not None:
+                            await writer.flush()
                         await self.append(run_id, [ending], expect=(RunStatus.RUNNING,))
                         break
+            if writer is not None:
+                await writer.flush()
             if ending is None:
                 await self.append_failure(
                     run_id,
@@ -422,16 +462,20 @@ class Runtime:
                     f"engine {engine.name!r} stopped without finishing the run",
                 )
         except _DeadlinePassed:
+            await _settle(writer)
             await self.append_failure(run_id, ErrorCode.DEADLINE, "the run's deadline passed")
         except asyncio.CancelledError:
+            await _settle(writer)
             await self._record_cut(run_id)
             raise
         except AgentDeckError as exc:
             log.warning("run %s failed: %s", run_id, exc)
+            await _settle(writer)
             await self.append_failure(run_id, ErrorCode.ENGINE_ERROR, type(exc).__name__)
         except Exception as exc:
             # The exception's text is not recorded: it may carry anything the engine saw.
             log.exception("run %s: engine %r raised", run_id, engine.name)
+            await _settle(writer)
             await self.append_failure(run_id, ErrorCode.ENGINE_ERROR, type(exc).__name__)
         finally:
             # Closed here rather than left to the loop's async-generator finalizer, which would
@@ -443,6 +487,11 @@ class Runtime:
                 await stream.aclose()  # type: ignore[attr-defined]
             except Exception:
                 pass
+            if acquiring is not None:
+                try:
+                    leased = await acquiring
+                except Exception:
+                    leased = False
             if leased:
                 self._leased.pop(run_id, None)
                 if ending is not None and ending.kind in TERMINAL_KINDS:
@@ -559,6 +608,10 @@ class Runtime:
         if failed:
             log.warning("releasing the leases of %d finished run(s) failed", failed)
 
+    def _on_lease_taken(self, run_id: str, acquiring: asyncio.Task[bool]) -> None:
+        if not acquiring.cancelled() and acquiring.exception() is None and acquiring.result():
+            self._hold_lease(run_id)
+
     def _hold_lease(self, run_id: str) -> None:
         """Keep ``run_id``'s lease renewed while it plays here.
 
@@ -600,8 +653,28 @@ class Runtime:
             )
 
     def _checkpointer(self, run_id: str) -> Any:
+        shared = self.control.shared
+
         async def checkpoint(point: SafePoint) -> ControlDirective | None:
+            playing = self._playing.get(run_id)
+            generation = _control_generation[0]
+            if playing is not None:
+                if point is not SafePoint.STREAM_ITEM and playing.writer is not None:
+                    # Side effects may follow (a tool, the next node): the log is complete
+                    # before they start, so a crash in them leaves the call on record.
+                    await playing.writer.flush()
+                if shared and point is SafePoint.STREAM_ITEM:
+                    # Between stream items a shared port is read at most every
+                    # CONTROL_RECHECK seconds: a request made in this process bumps the
+                    # generation and is seen at once; one from another process within that.
+                    seen, at = playing.control_checked
+                    if seen == generation and time.monotonic() - at < CONTROL_RECHECK:
+                        return None
             signals = await self.control.pending(run_id)
+            if not signals:
+                if playing is not None:
+                    playing.control_checked = (generation, time.monotonic())
+                return None
             for signal in signals:
                 if signal.verb not in (ControlVerb.CANCEL, ControlVerb.PAUSE):
                     continue
@@ -647,6 +720,7 @@ class Runtime:
                         namespace=parent.namespace,
                         parent_run_id=parent.run_id,
                         key=key,
+                        deltas=parent.deltas,
                     )
                 )
                 child_id = record.run_id
@@ -763,6 +837,7 @@ class Runtime:
         if verb is ControlVerb.PAUSE and record.status is RunStatus.PAUSED:
             return True
         await self.control.request(run_id, verb, reason)
+        _control_generation[0] += 1
         if verb is ControlVerb.CANCEL:
             await self._act_on_parked(run_id, None)
             await self._cascade_cancel(run_id, reason or "parent run cancelled")
@@ -788,6 +863,7 @@ class Runtime:
         except RunStateError:
             # It was resumed in between; the player acts on the cancel at its next safe point.
             await self.control.request(run_id, ControlVerb.CANCEL, taken.reason)
+            _control_generation[0] += 1
             return
         self._forget(run_id)
         await self.control.forget([run_id])
@@ -1101,6 +1177,24 @@ TIDY_BATCH_SECONDS = 0.05
 not a timer of the run model: the injected clock does not govern it)."""
 
 _NO_USAGE = Usage()
+
+CONTROL_RECHECK = 0.02
+"""Seconds between reads of a shared control port at ``stream_item`` safe points (see
+``Runtime._checkpointer``): how late a pause or cancel made in *another* process can be seen by
+a run that is streaming. A read per token would put a store round trip between every two."""
+
+# Bumped by every control request made in this process (any deck): a playing run whose last
+# read is older than the current generation reads its control port again at once.
+_control_generation = [0]
+
+
+async def _settle(writer: WriteBehind | None) -> None:
+    """Let a play's writer finish before the play records its failure (its error is moot)."""
+    if writer is not None:
+        with contextlib.suppress(Exception):
+            await writer.flush()
+
+
 """What a run has used before its first ``usage.reported`` (frozen, so shared)."""
 
 TERMINAL_OR_SUSPENDING = frozenset(
