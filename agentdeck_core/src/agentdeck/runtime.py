@@ -5,8 +5,11 @@ the run model and nothing of execution:
 
 * **Opening** is the store's conditional write of ``run.started`` (one turn per session, one run
   per ``(namespace, key)``), with a stale or dead holder stepped over and closed in its own name.
-* **Playing** asks the engine for one payload at a time and, for each, persists it, hands it to
-  the observers, and only then asks for the next; followers are woken by the append itself.
+* **Playing** asks the engine for one payload at a time, persists it and hands it to the
+  observers; followers are woken by the append itself. With the memory store each payload is
+  appended before the next is asked for; with a durable store they are written behind the engine,
+  a burst per append (:mod:`agentdeck.write_behind`), and flushed before anything that needs the
+  log complete.
 * **Control** requests go to the control port and are acted on at the engine's next safe point;
   a suspended run is acted on at once. Continuing a run is a conditional ``run.resumed`` append:
   whichever process wins it drives the run, from the log and the store's engine-state area.
