@@ -16,11 +16,14 @@ A text turn is one model call answering a 20-delta reply; a tool turn is two mod
 one function tool. Turns play without a session. The SQLite rows point the deck's whole state
 (``AGENTDECK_STATE``) at a file in a temporary directory.
 
-Why the tool-turn rows compare with ``Runner.run`` and the text rows with ``Runner.run_streamed``:
-the engine always streams (see docs in ``agentdeck_openai.engine``), and streaming over HTTP
-costs the ``openai`` client a pydantic validation per SSE event, which ``Runner.run`` never pays.
-The text rows measure AgentDeck's own share; the tool rows measure what a user switching from
-``Runner.run`` to ``Deck.run`` sees (issue 6's target).
+Which SDK call each row compares with: ``Deck.run`` asks for no deltas, so the engine gets each
+model reply whole, as ``Runner.run`` does (``AGENTDECK_RUNNER_DELTAS=when-asked``, the default;
+see ``agentdeck_openai.unstreamed``). The rows "Deck.run vs/added over Runner.run" measure what a
+user switching from ``Runner.run`` to ``Deck.run`` sees (issue 6's target). The rows "added over
+run_streamed" hold streaming equal instead: their deck has ``AGENTDECK_RUNNER_DELTAS=always``,
+so ``Deck.run`` streams every model call (as ``deck.stream`` does) and is compared with the SDK's
+``Runner.run_streamed`` drained; streaming over HTTP costs the ``openai`` client a pydantic
+validation per SSE event on both sides, which ``Runner.run`` never pays.
 
 The memory probes play 50-100 runs a round (fewer under ``--smoke``) and scale to 1,000.
 """
@@ -196,13 +199,19 @@ def _sqlite_env(name: str) -> dict[str, str]:
     return {"AGENTDECK_STATE": f"sqlite:///{_DIRECTORY / name}.db"}
 
 
-def _in_process(store: str = "memory") -> tuple[Deck, RunConfig]:
+_STREAMED = {"AGENTDECK_RUNNER_DELTAS": "always"}
+"""A deck whose ``Deck.run`` streams every model call, for the rows holding streaming equal."""
+
+
+def _in_process(store: str = "memory", *, streamed: bool = False) -> tuple[Deck, RunConfig]:
     """A deck and an SDK run config on one in-process scripted model."""
     bench = _shared()
     provider = ScriptedModelProvider(ScriptedModel(_script()))
     env = {"OPENAI_MODEL": MODEL_NAME, "OPENAI_API_KEY": API_KEY}
     if store == "sqlite":
         env |= _sqlite_env(f"in-process-{len(bench.decks)}")
+    if streamed:
+        env |= _STREAMED
     deck = bench.deck(
         f"in-process-{store}-{id(provider)}",
         lambda: Deck(_agents(), settings=Settings(env=env), plugins=plugins_with_model(provider)),
@@ -210,14 +219,19 @@ def _in_process(store: str = "memory") -> tuple[Deck, RunConfig]:
     return deck, RunConfig(model_provider=provider, tracing_disabled=True)
 
 
-def _over_http(store: str = "memory") -> tuple[Deck, RunConfig]:
+def _over_http(store: str = "memory", *, streamed: bool = False) -> tuple[Deck, RunConfig]:
     """A deck and an SDK run config talking to the loopback server, each with its own client."""
     bench = _shared()
     server = bench.http()
     env = server.env(model=MODEL_NAME)
     if store == "sqlite":
         env |= _sqlite_env(f"http-{len(bench.decks)}")
-    deck = bench.deck(f"http-{store}", lambda: Deck(_agents(), settings=Settings(env=env)))
+    if streamed:
+        env |= _STREAMED
+    deck = bench.deck(
+        f"http-{store}{'-streamed' if streamed else ''}",
+        lambda: Deck(_agents(), settings=Settings(env=env)),
+    )
     client = AsyncOpenAI(base_url=server.base_url, api_key=API_KEY)
     bench.closers.append(client.close)
     provider: ModelProvider = OpenAIProvider(openai_client=client, use_responses=True)
@@ -276,7 +290,7 @@ def _run(name: str, config: RunConfig) -> Callable[[], object]:
 )
 def text_turn_in_process() -> Pair:
     """What a Deck adds to one streamed agent turn, no HTTP on either side (model in process)."""
-    deck, config = _in_process()
+    deck, config = _in_process(streamed=True)
     return Pair(subject=_deck_turn(deck, "Teller"), baseline=_streamed("Teller", config))
 
 
@@ -287,7 +301,7 @@ def text_turn_in_process() -> Pair:
 )
 def text_turn_http() -> Pair:
     """The same over the loopback HTTP server (the openai client parses the SSE on both sides)."""
-    deck, config = _over_http()
+    deck, config = _over_http(streamed=True)
     return Pair(subject=_deck_turn(deck, "Teller"), baseline=_streamed("Teller", config))
 
 
@@ -299,7 +313,7 @@ def text_turn_http() -> Pair:
 )
 def text_turn_in_process_sqlite() -> Pair:
     """The in-process text turn with the deck's state in a SQLite file (synchronous=FULL)."""
-    deck, config = _in_process("sqlite")
+    deck, config = _in_process("sqlite", streamed=True)
     return Pair(subject=_deck_turn(deck, "Teller"), baseline=_streamed("Teller", config))
 
 
@@ -310,7 +324,7 @@ def text_turn_in_process_sqlite() -> Pair:
 )
 def text_turn_http_sqlite() -> Pair:
     """The HTTP text turn with the deck's state in a SQLite file."""
-    deck, config = _over_http("sqlite")
+    deck, config = _over_http("sqlite", streamed=True)
     return Pair(subject=_deck_turn(deck, "Teller"), baseline=_streamed("Teller", config))
 
 
@@ -333,13 +347,35 @@ def tool_turn_added() -> Pair:
 
 
 @bench(
+    "agent: turn + 1 tool, in-process model, memory store: Deck.run added over Runner.run",
+    budget=1000.0,
+    unit="us",
+)
+def tool_turn_added_in_process() -> Pair:
+    """The same without HTTP on either side: AgentDeck's share with no HTTP noise around it."""
+    deck, config = _in_process()
+    return Pair(subject=_deck_turn(deck, "Weather"), baseline=_run("Weather", config))
+
+
+@bench(
+    "agent: text turn (20-delta reply), HTTP model, memory store: Deck.run added over Runner.run",
+    budget=1000.0,
+    unit="us",
+)
+def text_turn_added_over_run() -> Pair:
+    """A text turn as Deck.run plays it (the reply whole) vs the SDK's Runner.run."""
+    deck, config = _over_http()
+    return Pair(subject=_deck_turn(deck, "Teller"), baseline=_run("Teller", config))
+
+
+@bench(
     "agent: turn + 1 tool, HTTP model, memory store: Deck.run added over run_streamed",
     budget=1000.0,
     unit="us",
 )
 def tool_turn_added_over_streamed() -> Pair:
     """Streaming held equal: what the Deck adds to the SDK's streamed tool turn over HTTP."""
-    deck, config = _over_http()
+    deck, config = _over_http(streamed=True)
     return Pair(subject=_deck_turn(deck, "Weather"), baseline=_streamed("Weather", config))
 
 

@@ -9,10 +9,15 @@ by consuming ``engine.play`` alone; the baseline is the SDK's ``Runner.run_strea
 same way the engine drains it. What a real ``Deck`` adds (store, observers) is measured in
 ``bench_agent_turns.py``.
 
-**Why a streamed turn costs more than ``Runner.run``.** The engine streams every turn, and over
-the loopback server a streamed model call costs several milliseconds more than the same answer
-as one JSON body. These rows take that apart, each against the non-streamed way of doing the same
-call, so a regression in *our* part (the server's SSE writing, its pacing) shows on its own:
+**Without deltas.** ``Deck.run`` asks for no deltas, and the engine then gets each model reply
+whole (``agentdeck_openai.unstreamed``) while still playing ``Runner.run_streamed``: one row puts
+that play (no Deck) beside ``Runner.run``, the SDK's non-streamed runner on the same server.
+
+**Why a streamed turn costs more than ``Runner.run``.** A turn that streams its model calls (for
+``deck.stream``, run handles, HTTP) pays for it: over the loopback server a streamed model call
+costs several milliseconds more than the same answer as one JSON body. These rows take that
+apart, each against the non-streamed way of doing the same call, so a regression in *our* part
+(the server's SSE writing, its pacing) shows on its own:
 
 * the transport: the same answer fetched with bare ``httpx`` as SSE chunks vs as one body (the
   loopback server's writing: the frames ready at once in one write and one HTTP chunk,
@@ -133,7 +138,7 @@ def _engine_turn() -> Callable[[], object]:
     return turn
 
 
-def _engine_play() -> Callable[[], object]:
+def _engine_play(*, deltas: bool = True) -> Callable[[], object]:
     """A turn played by consuming ``engine.play`` directly: the engine's own work only."""
     loop, engine, invocable = _opened_engine()
     runs = itertools.count()
@@ -143,6 +148,7 @@ def _engine_play() -> Callable[[], object]:
             run_id=f"run-{next(runs)}",
             invocable=invocable,
             input=engine.prepare_input(invocable, "weather in Paris?"),
+            deltas=deltas,
         )
         payloads = [payload async for payload in engine.play(invocation)]
         assert isinstance(payloads[-1], RunCompleted), payloads[-1]
@@ -211,6 +217,16 @@ def engine_vs_streamed() -> Pair:
 def engine_play_added_over_streamed() -> Pair:
     """The engine's own work per turn (translation, safe points, tool wrapper), no driver."""
     return Pair(subject=_engine_play(), baseline=_bare_stream(_http_config(_server())))
+
+
+@bench(
+    "openai: agent turn + 1 tool, engine.play without deltas, added over Runner.run",
+    budget=1000.0,
+    unit="us",
+)
+def engine_play_whole_added_over_run() -> Pair:
+    """Deck.run's play, no Deck: the engine's work and the SDK's streamed runner, per turn."""
+    return Pair(subject=_engine_play(deltas=False), baseline=_bare_run(_http_config(_server())))
 
 
 # ============================================================================ why streaming costs

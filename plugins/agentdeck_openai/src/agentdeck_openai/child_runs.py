@@ -44,7 +44,7 @@ from agents.tool_context import ToolContext
 from agentdeck.errors import ConfigError, InvalidInputError, RunSuspendedError
 from agentdeck.tools import Tool
 from agentdeck.workflows import WorkflowDefinition
-from agentdeck_openai.function_tools import is_strict_compatible
+from agentdeck_openai.function_tools import hinted, is_strict_compatible
 from agentdeck_openai.scope import RunScope, scope_of
 from agentdeck_openai.tool_results import parse_arguments, render_result
 
@@ -172,7 +172,7 @@ def child_run_tool(
         name=target.tool,
         description=description,
         params_json_schema=schema,
-        on_invoke_tool=_invoker(target),
+        on_invoke_tool=hinted(_invoker(target)),
         strict_json_schema=is_strict_compatible(schema),
         # Always: the SDK stops at the call, and the play starts the child outside the SDK run.
         needs_approval=True,

@@ -24,7 +24,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from functools import partial
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar, get_type_hints
 
 from agents.exceptions import UserError
 from agents.strict_schema import ensure_strict_json_schema
@@ -36,9 +36,21 @@ from agentdeck.tools import Tool
 from agentdeck_openai.scope import scope_of
 from agentdeck_openai.tool_results import parse_arguments, render_result
 
-__all__ = ["function_tool", "is_strict_compatible", "wrap_native"]
+__all__ = ["function_tool", "hinted", "is_strict_compatible", "wrap_native"]
 
 Invoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def hinted(invoker: _F) -> _F:
+    """``invoker`` with its annotations evaluated once, here.
+
+    Before every call the SDK reads a tool invoker's type hints (to pick which context object
+    to pass it); annotations left as strings (``from __future__ import annotations``) would be
+    compiled and evaluated again on each call, ~25 µs a tool call.
+    """
+    invoker.__annotations__ = get_type_hints(invoker)
+    return invoker
 
 
 def function_tool(tool: Tool, *, needs_approval: bool) -> FunctionTool:
@@ -108,7 +120,7 @@ def _invoker(tool: Tool) -> Invoker:
             scope.artifacts.extend(rendered.artifacts)
         return rendered.output
 
-    return invoke
+    return hinted(invoke)
 
 
 def wrap_native(tool: FunctionTool, *, needs_approval: bool) -> FunctionTool:
@@ -127,7 +139,7 @@ def wrap_native(tool: FunctionTool, *, needs_approval: bool) -> FunctionTool:
             raise
 
     approval = True if needs_approval else tool.needs_approval
-    return dataclasses.replace(tool, on_invoke_tool=invoke, needs_approval=approval)
+    return dataclasses.replace(tool, on_invoke_tool=hinted(invoke), needs_approval=approval)
 
 
 def _record_failure(context: object, call_id: str | None, name: str, exc: BaseException) -> None:

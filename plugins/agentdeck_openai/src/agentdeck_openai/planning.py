@@ -15,6 +15,7 @@ from agents.tool_context import ToolContext
 from pydantic import TypeAdapter, ValidationError
 
 from agentdeck.events import PlanItem, PlanUpdated
+from agentdeck_openai.function_tools import hinted
 from agentdeck_openai.scope import scope_of
 from agentdeck_openai.tool_results import parse_arguments
 
@@ -89,6 +90,6 @@ def plan_tool() -> FunctionTool:
         name=PLAN_TOOL,
         description=_DESCRIPTION,
         params_json_schema=_SCHEMA,
-        on_invoke_tool=_update_plan,
+        on_invoke_tool=hinted(_update_plan),
         strict_json_schema=True,
     )

@@ -6,7 +6,7 @@ then these defaults), so two decks in one process can talk to different endpoint
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
@@ -71,6 +71,14 @@ class RunnerSettings(SettingsSection):
 
     handoff_closing_turn: str = "Please continue."
     """Text of that synthetic user turn; set it in your conversations' own language."""
+
+    deltas: Literal["when-asked", "always"] = "when-asked"
+    """When model calls stream token by token. `when-asked`: for runs that want `text.delta` and
+    `thought.delta` events (`deck.stream`, run handles, the HTTP binding); a `Deck.run`, which
+    returns only the result, gets each model reply whole instead (one non-streamed request, with
+    the same message, tool, handoff and usage events), and a pause or cancel during a reply then
+    takes effect when the reply ends. `always`: every run streams, e.g. to follow `Deck.run`
+    runs token by token from another process."""
 
 
 class SessionSettings(SettingsSection):

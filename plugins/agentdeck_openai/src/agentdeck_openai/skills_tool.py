@@ -15,6 +15,7 @@ from agents.tool import FunctionTool
 from agents.tool_context import ToolContext
 
 from agentdeck.skills import Skill
+from agentdeck_openai.function_tools import hinted
 from agentdeck_openai.scope import scope_of
 from agentdeck_openai.tool_results import parse_arguments
 
@@ -66,6 +67,6 @@ def skill_tool(skills: Sequence[Skill]) -> FunctionTool:
         name=SKILL_TOOL,
         description=description,
         params_json_schema=schema,
-        on_invoke_tool=load,
+        on_invoke_tool=hinted(load),
         strict_json_schema=True,
     )

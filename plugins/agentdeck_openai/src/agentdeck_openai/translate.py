@@ -89,6 +89,9 @@ class Translator:
         """Per model call, this play."""
         self._fake_ids: dict[str, str] = {}
         self._responses = 0
+        """Model calls begun this play (made-up message ids differ between calls)."""
+        self._in_call = False
+        """A model call has begun and not completed yet."""
         self._play = 0
         """How many plays came before this one (made-up message ids differ between plays)."""
         for event in history:
@@ -112,26 +115,39 @@ class Translator:
     def _raw(self, data: Any) -> list[Payload]:
         kind = getattr(data, "type", None)
         if kind == "response.created":
-            self._responses += 1
-            self._fake_ids.clear()
+            self._begin_call()
             return []
         if kind == "response.output_text.delta":
             delta = getattr(data, "delta", "")
             if not delta:
                 return []
+            if not self._in_call:
+                self._begin_call()
             return [TextDelta(message_id=self._message_id(data.item_id), text=delta)]
         if kind in _THOUGHT_DELTAS:
             delta = getattr(data, "delta", "")
             if not delta:
                 return []
+            if not self._in_call:
+                self._begin_call()
             return [ThoughtDelta(message_id=self._message_id(data.item_id), text=delta)]
         if kind == "response.completed":
+            if not self._in_call:  # a reply given whole has no other event
+                self._begin_call()
+            self._in_call = False
             response = data.response
             usage = usage_of(getattr(response, "usage", None))
             self.usage.append(usage)
             model = getattr(response, "model", None)
             return [UsageReported(model=model if isinstance(model, str) else None, usage=usage)]
         return []
+
+    def _begin_call(self) -> None:
+        """A model call begins: at ``response.created``, else at its first delta (a stream
+        without one), else at ``response.completed`` (a reply given whole)."""
+        self._responses += 1
+        self._fake_ids.clear()
+        self._in_call = True
 
     def _message_id(self, item_id: str | None) -> str:
         """The item id, or one made up per response for endpoints (Chat Completions) whose
