@@ -656,8 +656,6 @@ class Runtime:
             )
 
     def _checkpointer(self, run_id: str) -> Any:
-        shared = self.control.shared
-
         async def checkpoint(point: SafePoint) -> ControlDirective | None:
             playing = self._playing.get(run_id)
             generation = _control_generation[0]
@@ -666,10 +664,10 @@ class Runtime:
                     # Side effects may follow (a tool, the next node): the log is complete
                     # before they start, so a crash in them leaves the call on record.
                     await playing.writer.flush()
-                if shared and point is SafePoint.STREAM_ITEM:
-                    # Between stream items a shared port is read at most every
-                    # CONTROL_RECHECK seconds: a request made in this process bumps the
-                    # generation and is seen at once; one from another process within that.
+                if point is SafePoint.STREAM_ITEM:
+                    # Between stream items the port is read at most every CONTROL_RECHECK
+                    # seconds: a request made in this process bumps the generation and is
+                    # seen at once; one from another process (a shared port) within that.
                     seen, at = playing.control_checked
                     if seen == generation and time.monotonic() - at < CONTROL_RECHECK:
                         return None
