@@ -7,7 +7,7 @@ semantics, model-free) on the memory checkpointer, and reads the log it recorded
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -127,6 +127,25 @@ async def test_tokens_of_a_chat_model_called_in_a_node_stream_as_text_deltas(
     assert output.data["log"] == ["hello big world"]  # type: ignore[union-attr]
 
 
+async def test_a_run_played_without_deltas_records_the_reply_but_no_tokens(
+    engine: LangGraphEngine,
+) -> None:
+    """``Deck.run()`` asks for no deltas: the model is not made to stream, its reply is whole
+    in the node's update and the output."""
+    model = GenericFakeChatModel(messages=iter([AIMessage("hello big world")]))
+
+    async def talk(state: Counter) -> dict[str, Any]:
+        reply = await model.ainvoke("hi")
+        return {"log": [str(reply.content)]}
+
+    invocation = make_invocation(engine, Workflow("talk", chain(talk)), START_STATE)
+    result = await drive(engine, replace(invocation, deltas=False))
+
+    assert result.kinds == ["run.started", "node.updated", "run.completed"]
+    [output] = check_completed(result)
+    assert output.data["log"] == ["hello big world"]  # type: ignore[union-attr]
+
+
 async def test_a_raising_node_fails_the_run_naming_the_node_and_only_the_exception_type(
     engine: LangGraphEngine,
 ) -> None:
@@ -160,11 +179,10 @@ async def test_state_and_writes_that_are_not_plain_json_are_recorded_in_their_js
 
     result = await drive(engine, make_invocation(engine, Workflow("odd", chain(odd)), START_STATE))
     [output] = check_completed(result)
-    assert output.data["answer"] == {  # type: ignore[union-attr]
-        "pair": [1, 2],
-        "nan": None,
-        "point": {"x": 1, "at": "2026-01-02T00:00:00Z"},
-    }
+    as_json = {"pair": [1, 2], "nan": None, "point": {"x": 1, "at": "2026-01-02T00:00:00Z"}}
+    assert output.data["answer"] == as_json  # type: ignore[union-attr]
+    [update] = [e.payload for e in result.events if isinstance(e.payload, NodeUpdated)]
+    assert update.update == {"answer": as_json}
     [written] = [e.payload for e in result.events if isinstance(e.payload, Report)]
     assert written.fields == {"thing": "<unserializable Opaque>"}
 

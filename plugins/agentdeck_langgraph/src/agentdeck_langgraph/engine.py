@@ -58,7 +58,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot, StreamMode
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from agentdeck.content import ContentBlock, DataBlock
 from agentdeck.errors import ConfigError, InvalidInputError, ReplayError
@@ -68,7 +68,6 @@ from agentdeck.events import (
     ErrorCode,
     NodeUpdated,
     Payload,
-    RunCompleted,
     RunFailed,
     RunInterrupted,
     RunPaused,
@@ -86,6 +85,7 @@ from agentdeck.ports import (
     Invocable,
     Invocation,
 )
+from agentdeck.trusted import completed, data_block
 from agentdeck_langgraph.checkpointers import CHECKPOINT_SETTING, checkpoint_url, is_durable
 from agentdeck_langgraph.live import LiveChannel, drain, live_config
 from agentdeck_langgraph.nodes import NAMESPACE_KEY, RUN_ID_KEY, SESSION_KEY
@@ -318,7 +318,7 @@ class LangGraphEngine(Engine):
             state = (
                 turn.state if turn.state is not None else (await graph.aget_state(config)).values
             )
-            yield RunCompleted(output=[DataBlock(data=json_safe(state))])
+            yield completed([_data_block(state)])
             return
 
     async def _pump(
@@ -337,7 +337,7 @@ class LangGraphEngine(Engine):
             AsyncGenerator[tuple[str, Any], None],
             graph.astream(
                 graph_input,
-                live_config(config, channel),
+                live_config(config, channel, tokens=invocation.deltas),
                 context=invocation.context,
                 stream_mode=list(STREAM_MODES),
                 durability=DURABILITY,
@@ -512,7 +512,28 @@ def _node_updates(chunk: Mapping[str, Any], turn: _Turn) -> Iterator[Payload]:
             continue
         turn.step_nodes.add(node)
         step = turn.step + 1 if turn.step is not None else None
-        yield NodeUpdated(node=node, update=json_safe(update), step=step)
+        yield _node_updated(node, update, step)
+
+
+# Data fields hold JSON. A graph's values nearly always are JSON already (or convert to it the way
+# the event's own validation converts them), so each payload is validated once as it is, and only
+# a value validation refuses (NaN, an object JSON has no form for) goes through json_safe, which
+# names what it cannot carry rather than failing the run: what is recorded is the same, and the
+# common case skips a second JSON round trip per payload.
+
+
+def _node_updated(node: str, update: Any, step: int | None) -> NodeUpdated:
+    try:
+        return NodeUpdated(node=node, update=update, step=step)
+    except ValidationError:
+        return NodeUpdated(node=node, update=json_safe(update), step=step)
+
+
+def _data_block(value: Any) -> DataBlock:
+    try:
+        return data_block(value)
+    except ValidationError:
+        return DataBlock(data=json_safe(value))
 
 
 def _ends_a_step(chunk: Mapping[str, Any], turn: _Turn) -> bool:

@@ -18,7 +18,8 @@ whether or not any node writes or calls a model. So the engine streams only ``up
   model streams when a handler *looks like* a streaming handler (it has ``tap_output_aiter``
   and ``tap_output_iter``); LangGraph switches nodes to ``astream`` only for handlers that
   *inherit* the streaming base. The tap looks like one and does not inherit it, so models
-  stream their tokens and nodes run as they would bare.
+  stream their tokens and nodes run as they would bare. A run played without deltas
+  (``Invocation.deltas`` false: ``Deck.run()``, which returns only the result) gets no tap.
 * **Liveness.** The engine iterates the graph in a task of its own and the play drains
   :class:`LiveChannel`, so a token a model streams while its node is still running is recorded
   then, not when the node returns.
@@ -197,12 +198,22 @@ def _nowhere(chunk: Any) -> None:
     """The parent stream :func:`live_config` declares: it asks for no mode, so gets nothing."""
 
 
-def live_config(config: RunnableConfig, channel: LiveChannel) -> RunnableConfig:
-    """``config`` with the channel wired in: its writer as the run's stream writer and its
-    :class:`TokenTap` among the callbacks (see the module doc)."""
+def live_config(
+    config: RunnableConfig, channel: LiveChannel, *, tokens: bool = True
+) -> RunnableConfig:
+    """``config`` with the channel wired in: its writer as the run's stream writer and, when
+    ``tokens``, its :class:`TokenTap` among the callbacks (see the module doc).
+
+    ``tokens=False`` is for a run whose caller asked for no deltas (``Deck.run()``): a
+    callback handler makes LangChain dispatch every node's start and end to it, which costs a
+    small graph's run about a twentieth of its time, and chat models then return whole replies
+    (recorded in the node's update) instead of streaming tokens nobody reads.
+    """
     configurable = dict(config.get("configurable") or {})
     configurable[CONFIG_KEY_STREAM] = StreamProtocol(_nowhere, set())
     configurable[CONFIG_KEY_RUNTIME] = Runtime(stream_writer=channel.write)
+    if not tokens:
+        return {**config, "configurable": configurable}
     tap = TokenTap(channel)
     given = config.get("callbacks")
     callbacks: Callbacks
