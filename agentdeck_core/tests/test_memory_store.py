@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agentdeck.clock import ManualClock
-from agentdeck.errors import ConfigError, InvalidInputError
-from agentdeck.events import Event, RunCompleted, RunInterrupted, TextDelta
+from agentdeck.errors import ConfigError, InvalidInputError, RunStateError
+from agentdeck.events import Event, RunCancelled, RunCompleted, RunInterrupted, TextDelta
 from agentdeck.memory import MemoryEventStore
 from agentdeck.memory.store import instance_name
 from agentdeck.ports import BackendRequest, EventStore, RunQuery
@@ -206,3 +206,40 @@ async def test_events_are_built_exactly_as_event_record_builds_them() -> None:
     assert event == reference
     assert event.model_dump_json() == reference.model_dump_json()
     assert event.model_fields_set == reference.model_fields_set
+
+
+async def test_one_content_payload_appended_alone_matches_the_general_path() -> None:
+    """A single unconditional content payload takes a path that skips the fold; an append that
+    expects a status takes the general one. Both must record and fold the same."""
+    clock = ManualClock()
+    fast, general = MemoryEventStore(clock=clock), MemoryEventStore(clock=clock)
+    new = new_run(session_id="s", namespace="n", parent_run_id="p")
+    for store in (fast, general):
+        await store.open_run(new)
+    payloads = [
+        TextDelta(message_id="m", text="a"),
+        RunInterrupted(interrupt_id="q", payload="ok?"),
+        TextDelta(message_id="m", text="b"),  # content while waiting: the question stays open
+        RunCancelled(reason="enough"),
+    ]
+    for payload in payloads:
+        clock.advance(1.0)
+        got = await fast.append(new.run_id, [payload])
+        expect = (
+            None
+            if isinstance(payload, RunCompleted)
+            else (RunStatus.RUNNING, RunStatus.WAITING_ANSWER)
+        )
+        want = await general.append(new.run_id, [payload], expect=expect)
+        assert [e.model_dump() for e in got] == [e.model_dump() for e in want]
+        fast_record = await fast.get_run(new.run_id)
+        general_record = await general.get_run(new.run_id)
+        assert fast_record == general_record
+    late = TextDelta(message_id="m", text="late")
+    with pytest.raises(RunStateError) as on_fast:
+        await fast.append(new.run_id, [late])
+    with pytest.raises(RunStateError) as on_general:
+        await general.append(new.run_id, [late], expect=tuple(RunStatus))
+    assert str(on_fast.value) == str(on_general.value)
+    assert on_fast.value.status is RunStatus.CANCELLED
+    assert len(await fast.read(new.run_id)) == 5  # nothing recorded by the refusal

@@ -20,6 +20,8 @@ __all__ = ["RunMetrics"]
 
 _FINISHED = {"run.completed": "completed", "run.failed": "failed", "run.cancelled": "cancelled"}
 _SUSPENDED = {"run.paused": "paused", "run.interrupted": "waiting_answer"}
+_COUNTED = frozenset({"run.started", *_FINISHED, *_SUSPENDED, "usage.reported"})
+"""The kinds any counter reads; every other event (deltas, tool calls...) costs one lookup."""
 
 
 @dataclass
@@ -40,6 +42,8 @@ class RunMetrics:
         """Count recorded events (called for every batch the runtime appends)."""
         for event in events:
             kind = event.kind
+            if kind not in _COUNTED:
+                continue
             if kind == "run.started":
                 name = event.payload.name if isinstance(event.payload, RunStarted) else "?"
                 self.started[name] += 1

@@ -124,7 +124,8 @@ class ObserverHub:
 
     def publish(self, events: Iterable[Event]) -> None:
         """Hand events to every observer whose view accepts them. Never blocks, never raises."""
-        events = list(events)
+        if not isinstance(events, list):
+            events = list(events)
         self.metrics.observe(events)
         if not self._taps:
             return

@@ -103,6 +103,10 @@ TRANSITIONS: Mapping[RunStatus | None, frozenset[str]] = MappingProxyType(
 _STATUS_AFTER: dict[str, RunStatus] = dict(_KIND_TO_STATUS)
 _EDGES: dict[RunStatus | None, frozenset[str]] = dict(TRANSITIONS)
 
+FOLDED_KINDS = frozenset({*_KIND_TO_STATUS, "answer.recorded"})
+"""Kinds that change more than a run's last seq and time when folded: its lifecycle edges and
+answers. Every other event leaves status, open questions and timer as they were."""
+
 
 def next_status(status: RunStatus | None, kind: str) -> RunStatus | None:
     """The status after an event of ``kind``; unchanged for non-lifecycle or refused kinds."""

@@ -59,6 +59,7 @@ from agentdeck.ports import (
     Takeover,
 )
 from agentdeck.status import (
+    FOLDED_KINDS,
     TERMINAL,
     RunState,
     RunStatus,
@@ -496,6 +497,10 @@ class MemoryEventStore(EventStore):
         expect: Collection[RunStatus] | None = None,
         expect_seq: int | None = None,
     ) -> list[Event]:
+        if len(payloads) == 1 and expect is None and expect_seq is None:
+            payload = payloads[0]
+            if payload.kind not in FOLDED_KINDS and type(payload) in _KNOWN_PAYLOADS:
+                return self._append_content(run_id, payload)
         checked: Sequence[Any] = payloads
         for payload in payloads:
             if type(payload) not in _KNOWN_PAYLOADS:
@@ -569,6 +574,50 @@ class MemoryEventStore(EventStore):
         if waiters:
             _wake(waiters)
         return recorded
+
+    def _append_content(self, run_id: str, payload: Any) -> list[Event]:
+        """:meth:`append` of one unconditional payload that changes no status (a delta, a tool
+        call, a report: nearly every event of a run), without the general path's folding.
+
+        Such an event moves only the run's last seq and time: its status, open questions and
+        timer stay as they are, so neither the fold nor the status and wake indexes need it.
+        """
+        log = self._log
+        with log.lock:
+            run = log.runs.get(run_id)
+            if run is None:
+                raise NotFoundError(
+                    f"run '{run_id}' is not in this store (never opened here, or pruned)",
+                    what="run",
+                    name=run_id,
+                )
+            state = run.state
+            status = state.status
+            if status is None or status in TERMINAL:
+                raise _refuse_transition(run_id, status, status, payload.kind, 0)
+            ts = self._clock.now()
+            if ts.tzinfo is not UTC:
+                ts = utc(ts)
+            last_ts = state.last_ts
+            if last_ts is not None and ts < last_ts:
+                ts = last_ts  # a run's times never go backwards, whatever the wall clock does
+            seq = state.last_seq + 1
+            event = _envelope(
+                payload,
+                seq,
+                run_id,
+                ts,
+                run.session_id,
+                run.namespace,
+                run.parent_run_id,
+                run.name,
+            )
+            run.events.append(event)
+            run.state = RunState(status, seq, ts, state.interrupts, state.wake_at)
+            waiters = log.waiters.pop(run_id, None) if log.waiters else None
+        if waiters:
+            _wake(waiters)
+        return [event]
 
     # -- reading ------------------------------------------------------------------------------
 
