@@ -26,8 +26,9 @@ from agentdeck.status import RunStatus
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import PostgresSchema
 from agentdeck_stores._sql import AppendJob, OpenJob, list_sql, ns_key, to_micros
+from agentdeck_stores._sqlite_writer import KEY_HOLDER, SESSION_HOLDER
 from agentdeck_stores.postgres import PostgresEventStore, lock_rows_sql
-from agentdeck_stores.sqlite import KEY_HOLDER, SESSION_HOLDER, SqliteEventStore
+from agentdeck_stores.sqlite import SqliteEventStore
 
 RUNS = 2_000
 WAITING = 10

@@ -1,18 +1,29 @@
-"""SQLite control and lease writes queued together commit together, each one still all or
-nothing: what lets many runs start and finish at once without a commit (an fsync) apiece."""
+"""SQLite writes queued together commit together, each one still all or nothing: what lets
+many runs start and finish at once without a commit (an fsync) apiece.
+
+Every port on one file in a process writes through one writer (one thread, one connection), so
+a run's lease and its appends share transactions, and liveness writes (leases, dropped control
+requests) commit at ``synchronous=NORMAL`` -- no fsync of their own -- while opens and appends
+keep the URL's level.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from agentdeck.errors import StoreError
-from agentdeck.events import ControlVerb
+from agentdeck.events import ControlVerb, RunCompleted, TextDelta
 from agentdeck.ports import BackendRequest, LeaseState
-from agentdeck_stores.sqlite import SqliteControlPort, SqliteLeasePort
+from agentdeck.testing import new_run
+from agentdeck_stores import _sqlite_writer
+from agentdeck_stores.sqlite import SqliteControlPort, SqliteEventStore, SqliteLeasePort
 
 
 @pytest.fixture
@@ -81,3 +92,176 @@ async def test_control_requests_made_at_once_are_all_recorded_once(sqlite_path: 
         assert await control.pending("r0") == ()
     finally:
         await control.close()
+
+
+# =========================================================================== one writer per file
+
+
+class Ports:
+    """A deck's three ports on one file, and a record of the writer's transactions."""
+
+    def __init__(self, url: str) -> None:
+        self.store = SqliteEventStore.from_request(BackendRequest(url=url))
+        self.control = SqliteControlPort.from_request(BackendRequest(url=url))
+        self.leases = SqliteLeasePort.from_request(BackendRequest(url=url))
+        self.statements: list[str] = []
+
+    async def open(self) -> None:
+        for port in (self.store, self.control, self.leases):
+            await port.open()
+        writer = self.store._writer
+        assert writer is not None
+        await writer.thread.call(lambda c: c.set_trace_callback(self.statements.append))
+
+    async def close(self) -> None:
+        for port in (self.store, self.control, self.leases):
+            await port.close()
+
+    def commits(self) -> int:
+        return sum(statement == "COMMIT" for statement in self.statements)
+
+    async def synchronous(self) -> int:
+        """The level the writer's connection committed its last transaction at."""
+        writer = self.store._writer
+        assert writer is not None
+        row = await writer.thread.call(lambda c: c.execute("PRAGMA synchronous").fetchone())
+        return int(row[0])
+
+
+def _writer_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("agentdeck-sqlite-writer:")]
+
+
+@pytest.fixture
+async def ports(sqlite_path: Path) -> AsyncIterator[Ports]:
+    opened = Ports(f"sqlite:///{sqlite_path}")
+    await opened.open()
+    yield opened
+    await opened.close()
+
+
+async def test_the_ports_on_one_file_write_through_one_thread(sqlite_path: Path) -> None:
+    before = len(_writer_threads())
+    ports = Ports(f"sqlite:///{sqlite_path}")
+    await ports.open()
+    assert ports.store._writer is ports.control._writer is ports.leases._writer
+    assert len(_writer_threads()) == before + 1
+    await ports.store.close()
+    await ports.control.close()
+    assert len(_writer_threads()) == before + 1  # the lease port still writes through it
+    await ports.leases.close()
+    await asyncio.sleep(0)
+    assert len(_writer_threads()) == before
+
+
+async def test_a_lease_and_an_append_issued_together_commit_once(ports: Ports) -> None:
+    run = new_run()
+    assert (await ports.store.open_run(run)).opened
+    before = ports.commits()
+    taken, recorded = await asyncio.gather(
+        ports.leases.acquire(run.run_id, "worker", 60),
+        ports.store.append(run.run_id, [TextDelta(message_id="m", text="hi")]),
+    )
+    assert taken and [event.seq for event in recorded] == [1]
+    assert ports.commits() == before + 1
+    assert await ports.leases.state(run.run_id) is LeaseState.ALIVE
+
+
+async def test_a_lease_taken_just_before_an_append_waits_to_share_its_commit(
+    ports: Ports, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Generous, so that a slow machine cannot let the lease commit alone: what is tested is
+    # that it waits at all, not how long.
+    monkeypatch.setattr(_sqlite_writer, "LIVENESS_LINGER", 2.0)
+    run = new_run()
+    assert (await ports.store.open_run(run)).opened
+    before = ports.commits()
+    taking = asyncio.create_task(ports.leases.acquire(run.run_id, "worker", 60))
+    await asyncio.sleep(0.05)  # the lease is queued and waiting alone
+    assert ports.commits() == before
+    await ports.store.append(run.run_id, [RunCompleted()])
+    assert await taking
+    assert ports.commits() == before + 1
+
+
+async def test_liveness_writes_alone_commit_without_an_fsync_and_events_with_one(
+    ports: Ports, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_sqlite_writer, "LIVENESS_LINGER", 0.0)
+    run = new_run()
+    assert (await ports.store.open_run(run)).opened
+    assert await ports.synchronous() == 2  # FULL: the URL's default
+    assert await ports.leases.acquire(run.run_id, "worker", 60)
+    assert await ports.synchronous() == 1  # NORMAL
+    await ports.store.append(run.run_id, [RunCompleted()])
+    assert await ports.synchronous() == 2
+    await ports.leases.release(run.run_id, "worker")
+    await ports.control.forget([run.run_id])
+    assert await ports.synchronous() == 1
+    assert await ports.control.request(run.run_id, ControlVerb.CANCEL)  # a request is data
+    assert await ports.synchronous() == 2
+
+
+async def test_a_failing_write_in_a_batch_with_appends_is_undone_alone(ports: Ports) -> None:
+    run = new_run()
+    assert (await ports.store.open_run(run)).opened
+
+    def failing(connection: sqlite3.Connection) -> None:
+        connection.execute(
+            "INSERT INTO agentdeck_leases (run_id, owner, expires_at) VALUES ('x', 'a', 1)"
+        )
+        connection.execute("INSERT INTO no_such_table VALUES (1)")
+
+    before = ports.commits()
+    outcomes = await asyncio.gather(
+        ports.leases.acquire(run.run_id, "worker", 60),
+        ports.leases._write(failing),
+        ports.store.append(run.run_id, [RunCompleted()]),
+        return_exceptions=True,
+    )
+    assert outcomes[0] is True
+    assert isinstance(outcomes[1], StoreError) and "no_such_table" in str(outcomes[1])
+    assert [event.seq for event in outcomes[2]] == [1]  # type: ignore[union-attr]
+    assert ports.commits() == before + 1  # written again under savepoints, committed once
+    assert await ports.leases.state("x") is LeaseState.NONE
+    assert await ports.leases.state(run.run_id) is LeaseState.ALIVE
+    assert (await ports.store.get_run(run.run_id)).last_seq == 1  # type: ignore[union-attr]
+
+
+def test_a_forked_child_writes_through_a_writer_of_its_own(sqlite_path: Path) -> None:
+    url = f"sqlite:///{sqlite_path}"
+    parent = SqliteEventStore.from_request(BackendRequest(url=url))
+    asyncio.run(parent.open())  # its writer thread is running when the process forks
+    run = new_run()
+    try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child, which reports by its exit code
+            code = 1
+            try:
+
+                async def child() -> None:
+                    store = SqliteEventStore.from_request(BackendRequest(url=url))
+                    await store.open()
+                    try:
+                        assert (await store.open_run(run)).opened
+                    finally:
+                        await store.close()
+
+                asyncio.run(asyncio.wait_for(child(), 20))
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        asyncio.run(parent.close())
+
+    async def check() -> None:
+        store = SqliteEventStore.from_request(BackendRequest(url=url))
+        await store.open()
+        try:
+            assert await store.get_run(run.run_id) is not None
+        finally:
+            await store.close()
+
+    asyncio.run(check())

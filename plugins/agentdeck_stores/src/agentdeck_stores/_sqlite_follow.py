@@ -159,6 +159,16 @@ _HUBS: dict[str, FollowHub] = {}
 _HUBS_LOCK = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    """A forked child has none of its parent's threads (nor their locks' owners)."""
+    global _HUBS_LOCK
+    _HUBS_LOCK = threading.Lock()
+    _HUBS.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def acquire_hub(path: str, connect: Callable[[], sqlite3.Connection]) -> FollowHub:
     """The process's hub for the database at ``path`` (shared by every store on it)."""
     key = os.path.realpath(path)

@@ -5,11 +5,11 @@ and back once per statement, while a write here is several statements. A
 :class:`ConnectionThread` runs whole units of work (a read, a transaction) in its thread and
 hands the result back to the caller's loop with one thread-safe callback.
 
-The writer is a :class:`ConnectionThread` with a *batch* function: the conditional writes queued
-while it was busy (opens and appends from every run) are taken together and committed in one
-transaction, which is what makes durable appends cheap -- one commit (one WAL ``fsync``) per
-batch rather than per append. A caller still gets its answer only after that commit (the batch
-function commits, and wakes followers, before it returns).
+A thread given a *batch* function is a writer (see :mod:`agentdeck_stores._sqlite_writer`): the
+jobs queued while it was busy are taken together and committed in one transaction, which is what
+makes durable writes cheap -- one commit (one WAL ``fsync``) per batch rather than per write. A
+caller still gets its answer only after that commit (the batch function commits before it
+returns).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any, Generic, TypeVar
 
 from agentdeck.errors import AgentDeckError
 
-__all__ = ["MAX_BATCH", "BatchFunction", "ConnectionThread"]
+__all__ = ["MAX_BATCH", "BatchFunction", "ConnectionThread", "Translate"]
 
 _T = TypeVar("_T")
 _J = TypeVar("_J")
@@ -36,7 +36,12 @@ MAX_BATCH = 512
 """The most queued writes one transaction takes (bounds the time any one commit holds the lock)."""
 
 BatchFunction = Callable[[sqlite3.Connection, Sequence[_J]], list[tuple[Any, BaseException | None]]]
-"""Runs a batch of queued jobs in one transaction; one ``(result, error)`` per job, in order."""
+"""Runs a batch of queued jobs in one transaction; one ``(result, error)`` per job, in order.
+
+An error that is not an :class:`~agentdeck.errors.AgentDeckError` is translated for its caller
+by the thread (with the translation the job was submitted with)."""
+
+Translate = Callable[[BaseException], BaseException]
 
 Settled = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
@@ -66,12 +71,14 @@ def _deliver(items: list[Settled]) -> None:
 class _Call:
     fn: Callable[[sqlite3.Connection], Any]
     future: asyncio.Future[Any]
+    translate: Translate
 
 
 @dataclass(slots=True)
 class _Queued(Generic[_J]):
     job: _J
     future: asyncio.Future[Any]
+    translate: Translate
 
 
 _STOP = object()
@@ -80,23 +87,29 @@ _STOP = object()
 class ConnectionThread(Generic[_J]):
     """A daemon thread owning one connection, running queued work in order.
 
-    Several threads may share one queue (a reader pool): each takes the next unit of work.
-    ``translate`` turns a driver exception into the error callers see; errors AgentDeck raises on
-    purpose (a refused append) pass through untouched.
+    Several threads may share one queue (a reader pool): each takes the next unit of work. A
+    writer may *linger*: given the batch it took, ``linger`` says how long to wait for one more
+    job when the queue ran dry (0: commit now).
+
+    ``translate`` turns a driver exception into the error callers see (a caller may bring its
+    own: ports on one file share a writer, and each names its own URL); errors AgentDeck raises
+    on purpose (a refused append) pass through untouched.
     """
 
     def __init__(
         self,
         name: str,
         connect: Callable[[], sqlite3.Connection],
-        translate: Callable[[BaseException], BaseException],
+        translate: Translate,
         *,
         batch: BatchFunction[_J] | None = None,
+        linger: Callable[[Sequence[_J]], float] | None = None,
         work: queue.SimpleQueue[Any] | None = None,
     ) -> None:
         self._connect = connect
         self._translate = translate
         self._batch = batch
+        self._linger = linger
         self.work: queue.SimpleQueue[Any] = work if work is not None else queue.SimpleQueue()
         self._started: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._stopped: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -106,19 +119,29 @@ class ConnectionThread(Generic[_J]):
 
     async def start(self) -> None:
         """Start the thread and wait until its connection is open (raising if it failed)."""
+        self.launch()
+        await self.ready()
+
+    def launch(self) -> None:
+        """Start the thread (its connection opens in it: see :meth:`ready`)."""
         self._thread.start()
+
+    async def ready(self) -> None:
+        """Wait until the connection is open; raises what opening it raised."""
         await asyncio.wrap_future(self._started)
 
-    async def call(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+    async def call(
+        self, fn: Callable[[sqlite3.Connection], _T], translate: Translate | None = None
+    ) -> _T:
         """Run ``fn(connection)`` in the thread and return its result."""
         future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
-        self.work.put(_Call(fn, future))
+        self.work.put(_Call(fn, future, translate or self._translate))
         return await future
 
-    async def submit(self, job: _J) -> Any:
+    async def submit(self, job: _J, translate: Translate | None = None) -> Any:
         """Queue a job for the batch function; its result once the batch committed."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.work.put(_Queued(job, future))
+        self.work.put(_Queued(job, future, translate or self._translate))
         return await future
 
     def request_stop(self) -> None:
@@ -149,11 +172,19 @@ class ConnectionThread(Generic[_J]):
                     self._run_call(connection, item)
                     continue
                 batch: list[_Queued[_J]] = [item]
+                lingered = False
                 while len(batch) < MAX_BATCH:
                     try:
                         following = self.work.get_nowait()
                     except queue.Empty:
-                        break
+                        wait = self._wait_for_more(batch, lingered)
+                        if not wait:
+                            break
+                        lingered = True
+                        try:
+                            following = self.work.get(timeout=wait)
+                        except queue.Empty:
+                            break
                     if isinstance(following, _Queued):
                         batch.append(following)
                     else:
@@ -164,13 +195,18 @@ class ConnectionThread(Generic[_J]):
             connection.close()
             self._stopped.set_result(None)
 
+    def _wait_for_more(self, batch: list[_Queued[_J]], lingered: bool) -> float:
+        if lingered or self._linger is None:
+            return 0.0
+        return self._linger([queued.job for queued in batch])
+
     def _run_call(self, connection: sqlite3.Connection, call: _Call) -> None:
         try:
             result = call.fn(connection)
         except AgentDeckError as refused:
             _deliver([(call.future, None, refused)])
         except BaseException as exc:
-            _deliver([(call.future, None, self._translate(exc))])
+            _deliver([(call.future, None, call.translate(exc))])
         else:
             _deliver([(call.future, result, None)])
 
@@ -179,17 +215,30 @@ class ConnectionThread(Generic[_J]):
         try:
             outcomes = self._batch(connection, [queued.job for queued in batch])
         except BaseException as exc:
-            error = exc if isinstance(exc, AgentDeckError) else self._translate(exc)
             # Each caller gets its own instance: one exception object raised in several tasks
             # would pile their tracebacks onto each other.
-            _deliver([(queued.future, None, _copy_error(error)) for queued in batch])
+            _deliver(
+                [
+                    (queued.future, None, _copy_error(_as_seen(exc, queued.translate)))
+                    for queued in batch
+                ]
+            )
             return
         _deliver(
             [
-                (queued.future, result, error)
+                (
+                    queued.future,
+                    result,
+                    None if error is None else _as_seen(error, queued.translate),
+                )
                 for queued, (result, error) in zip(batch, outcomes, strict=True)
             ]
         )
+
+
+def _as_seen(error: BaseException, translate: Translate) -> BaseException:
+    """The error a caller sees: AgentDeck's own as raised, a driver's translated."""
+    return error if isinstance(error, AgentDeckError) else translate(error)
 
 
 def _copy_error(error: BaseException) -> BaseException:

@@ -3,9 +3,11 @@
 Durable and shared by every process that opens the same file (on one machine: SQLite's locks
 need a local filesystem). The file runs in WAL mode, so readers never wait for the writer.
 
-* **Writes** go through one writer thread per store that commits the opens and appends queued
-  while it was busy in one transaction (group commit). An append returns only after its
-  transaction committed, with ``synchronous=FULL`` by default: committed means on disk.
+* **Writes** of every port on one file go through one writer thread per process (see
+  :mod:`agentdeck_stores._sqlite_writer`), which commits the writes queued while it was busy in
+  one transaction (group commit). An open or append returns only after its transaction
+  committed, with ``synchronous=FULL`` by default: committed means on disk. Liveness writes
+  (leases, dropping a finished run's control requests) commit without an ``fsync`` of their own.
 * **Reads** run on a small pool of reader threads, never on the event loop.
 * **Follow** is woken at once by appends from this process, and by a watcher polling with
   backoff for appends from other processes (see :mod:`agentdeck_stores._sqlite_follow`).
@@ -26,7 +28,7 @@ from functools import partial
 from typing import Any, ClassVar, TypeVar
 
 from agentdeck.clock import Clock, SystemClock, utc
-from agentdeck.errors import AgentDeckError, InvalidInputError, StoreError
+from agentdeck.errors import InvalidInputError, StoreError
 from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload, stored_events
 from agentdeck.ports import (
     BackendRequest,
@@ -45,10 +47,7 @@ from agentdeck.ports import (
 )
 from agentdeck.status import TERMINAL, RunStatus
 from agentdeck_stores._sql import (
-    RUN_COLUMNS,
     AppendJob,
-    BatchPlan,
-    Job,
     OpenJob,
     RunRow,
     checked_payloads,
@@ -63,7 +62,7 @@ from agentdeck_stores._sql import (
     prune_sql,
     to_micros,
 )
-from agentdeck_stores._sqlite_follow import FollowHub, acquire_hub, release_hub, wake
+from agentdeck_stores._sqlite_follow import wake
 from agentdeck_stores._sqlite_schema import (
     BACKEND,
     SqliteTarget,
@@ -73,6 +72,16 @@ from agentdeck_stores._sqlite_schema import (
     store_error,
 )
 from agentdeck_stores._sqlite_threads import ConnectionThread
+from agentdeck_stores._sqlite_writer import (
+    KEY_HOLDER,
+    LIVENESS,
+    RUN_BY_ID,
+    SharedWriter,
+    Write,
+    acquire_writer,
+    level,
+    release_writer,
+)
 
 __all__ = ["SqliteControlPort", "SqliteEventStore", "SqliteLeasePort"]
 
@@ -81,130 +90,6 @@ _T = TypeVar("_T")
 READERS = 2
 """Reader threads per store: reads run beside each other and beside the writer (WAL)."""
 FOLLOW_PAGE = 500
-
-
-# =========================================================================== the row source
-
-
-RUN_BY_ID = f"SELECT {RUN_COLUMNS} FROM agentdeck_runs WHERE run_id = ?"
-SESSION_HOLDER = (
-    f"SELECT {RUN_COLUMNS} FROM agentdeck_runs "
-    "WHERE ns = ? AND session_id = ? AND holds_session = 1"
-)
-"""The run holding a session (the partial unique index answers it): what starting a turn reads."""
-KEY_HOLDER = f"SELECT {RUN_COLUMNS} FROM agentdeck_runs WHERE ns = ? AND run_key = ?"
-
-
-class _Rows:
-    """Reads the rows a batch plan decides on, inside the writer's ``BEGIN IMMEDIATE``.
-
-    The rows of every run the batch names are read up front, in one statement per 500 runs
-    rather than one per run: a batch of a hundred appends is then one read, not a hundred.
-    """
-
-    def __init__(self, connection: sqlite3.Connection, jobs: Sequence[Job]) -> None:
-        self._connection = connection
-        named = list(
-            dict.fromkeys(
-                job.new.run_id if isinstance(job, OpenJob) else job.run_id for job in jobs
-            )
-        )
-        self._runs: dict[str, RunRow | None] = dict.fromkeys(named)
-        for batch in chunks(named, 500):
-            marks = ", ".join("?" * len(batch))
-            for row in connection.execute(
-                f"SELECT {RUN_COLUMNS} FROM agentdeck_runs WHERE run_id IN ({marks})", batch
-            ):
-                found = RunRow.from_db(row, from_micros)
-                self._runs[found.run_id] = found
-
-    def _one(self, query: str, params: Sequence[Any]) -> RunRow | None:
-        row = self._connection.execute(query, params).fetchone()
-        return RunRow.from_db(row, from_micros) if row is not None else None
-
-    def run(self, run_id: str) -> RunRow | None:
-        if run_id in self._runs:
-            return self._runs[run_id]
-        return self._one(RUN_BY_ID, (run_id,))
-
-    def session_holder(self, ns: str, session_id: str) -> RunRow | None:
-        return self._one(SESSION_HOLDER, (ns, session_id))
-
-    def key_holder(self, ns: str, key: str) -> RunRow | None:
-        return self._one(KEY_HOLDER, (ns, key))
-
-
-def _write_plan(connection: sqlite3.Connection, plan: BatchPlan) -> None:
-    if plan.updated:
-        connection.executemany(
-            "UPDATE agentdeck_runs SET status = ?, last_seq = ?, updated_at = ?, wake_at = ?, "
-            "holds_session = ? WHERE run_id = ?",
-            [
-                (
-                    row.status.value,
-                    row.last_seq,
-                    to_micros(row.updated_at),
-                    to_micros(row.wake_at) if row.wake_at is not None else None,
-                    int(row.holds_session),
-                    row.run_id,
-                )
-                for row in plan.updated.values()
-            ],
-        )
-    if plan.inserted:
-        connection.executemany(
-            "INSERT INTO agentdeck_runs (run_id, ns, name, invocable_kind, session_id, run_key, "
-            "parent_run_id, status, created_at, updated_at, last_seq, wake_at, holds_session) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    row.run_id,
-                    row.ns,
-                    row.name,
-                    row.invocable_kind,
-                    row.session_id,
-                    row.key,
-                    row.parent_run_id,
-                    row.status.value,
-                    to_micros(row.created_at),
-                    to_micros(row.updated_at),
-                    row.last_seq,
-                    to_micros(row.wake_at) if row.wake_at is not None else None,
-                    int(row.holds_session),
-                )
-                for row in plan.inserted
-            ],
-        )
-    if plan.events:
-        connection.executemany(
-            "INSERT INTO agentdeck_events (run_id, seq, data) VALUES (?, ?, ?)",
-            [(event.run_id, event.seq, event.data) for event in plan.events],
-        )
-
-
-def _commit_batch(
-    hub: FollowHub, connection: sqlite3.Connection, jobs: Sequence[Job]
-) -> list[tuple[Any, BaseException | None]]:
-    """Decide and write a batch of opens and appends in one transaction, then wake followers."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        plan = BatchPlan(_Rows(connection, jobs))
-        outcomes: list[tuple[Any, BaseException | None]] = []
-        for job in jobs:
-            try:
-                result: Any = plan.open(job) if isinstance(job, OpenJob) else plan.append(job)
-            except AgentDeckError as refused:
-                outcomes.append((None, refused))
-            else:
-                outcomes.append((result, None))
-        _write_plan(connection, plan)
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-    hub.notify(plan.changed)
-    return outcomes
 
 
 def _transaction(connection: sqlite3.Connection, work: Callable[[], _T]) -> _T:
@@ -298,12 +183,17 @@ def _prune(connection: sqlite3.Connection, query: PruneQuery) -> int:
 
 
 class _Backend:
-    """The URL, the clock and the closed/open bookkeeping every SQLite port shares."""
+    """What every SQLite port shares: the URL, the clock, open/closed bookkeeping, the file's
+    :class:`SharedWriter` and this port's own reader threads."""
 
     def __init__(self, url: str, clock: Clock | None) -> None:
         self.url = url
         self._target: SqliteTarget = parse_url(url)
         self._clock: Clock = clock if clock is not None else SystemClock()
+        self._level = level(self._target.synchronous)
+        """The ``synchronous`` level of this port's durable writes."""
+        self._writer: SharedWriter | None = None
+        self._readers: list[ConnectionThread[Any]] = []
         self._opened = False
         self._closed = False
 
@@ -326,6 +216,57 @@ class _Backend:
         if not self._opened:
             raise StoreError("open() it before use", backend=BACKEND, url=self.url)
 
+    async def _start(self, readers: int, role: str) -> None:
+        """Join the file's writer (creating or migrating the schema) and start the readers."""
+        writer = await acquire_writer(self.path, self._connect, self._translate)
+        threads: list[ConnectionThread[Any]] = []
+        try:
+            await writer.call(partial(ensure_schema, url=self.url), self._level, self._translate)
+            for n in range(readers):
+                reader: ConnectionThread[Any] = ConnectionThread(
+                    f"agentdeck-sqlite-{role}-{n}:{self.path}",
+                    self._connect,
+                    self._translate,
+                    work=threads[0].work if threads else None,
+                )
+                threads.append(reader)
+                await reader.start()
+        except BaseException:
+            _abandon(threads, writer)
+            raise
+        self._writer, self._readers = writer, threads
+        self._opened = True
+        self._finalizer = weakref.finalize(self, _abandon, threads, writer)
+
+    async def _stop(self) -> None:
+        """Stop the readers and give the writer back, waiting for the threads to finish."""
+        assert self._writer is not None
+        self._finalizer.detach()
+        last = _abandon(self._readers, self._writer)
+        for thread in self._readers:
+            await thread.stopped()
+        if last:
+            await self._writer.stopped()
+
+    async def _read_call(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        self._check_usable()
+        return await self._readers[0].call(fn)
+
+    async def _write(self, fn: Callable[[sqlite3.Connection], _T], *, liveness: bool = False) -> _T:
+        """Commit ``fn`` with the writes queued beside it (at this port's level, or without
+        an fsync of its own for a ``liveness`` write); its result once committed."""
+        self._check_usable()
+        assert self._writer is not None
+        write = Write(LIVENESS if liveness else self._level, fn, liveness)
+        result: _T = await self._writer.submit(write, self._translate)
+        return result
+
+
+def _abandon(readers: Sequence[ConnectionThread[Any]], writer: SharedWriter) -> bool:
+    for thread in readers:
+        thread.request_stop()
+    return release_writer(writer)
+
 
 class SqliteEventStore(_Backend, EventStore):
     """An :class:`~agentdeck.ports.EventStore` in a SQLite file (see the module docstring)."""
@@ -335,9 +276,6 @@ class SqliteEventStore(_Backend, EventStore):
 
     def __init__(self, url: str, *, clock: Clock | None = None) -> None:
         _Backend.__init__(self, url, clock)
-        self._hub: FollowHub | None = None
-        self._writer: ConnectionThread[Job] | None = None
-        self._readers: list[ConnectionThread[Any]] = []
         self._parked: set[asyncio.Future[None]] = set()
 
     @classmethod
@@ -348,37 +286,7 @@ class SqliteEventStore(_Backend, EventStore):
     async def open(self) -> None:
         if self._opened:
             return
-        hub = acquire_hub(self.path, self._connect)
-        writer: ConnectionThread[Job] = ConnectionThread(
-            f"agentdeck-sqlite-writer:{self.path}",
-            self._connect,
-            self._translate,
-            batch=partial(_commit_batch, hub),
-        )
-        readers: list[ConnectionThread[Any]] = []
-        started: list[ConnectionThread[Any]] = []
-        try:
-            await writer.start()
-            started.append(writer)
-            await writer.call(partial(ensure_schema, url=self.url))
-            for n in range(READERS):
-                reader: ConnectionThread[Any] = ConnectionThread(
-                    f"agentdeck-sqlite-reader-{n}:{self.path}",
-                    self._connect,
-                    self._translate,
-                    work=readers[0].work if readers else None,
-                )
-                await reader.start()
-                started.append(reader)
-                readers.append(reader)
-        except BaseException:
-            for thread in started:
-                thread.request_stop()
-            release_hub(hub)
-            raise
-        self._hub, self._writer, self._readers = hub, writer, readers
-        self._opened = True
-        self._finalizer = weakref.finalize(self, _stop_threads, [writer, *readers])
+        await self._start(READERS, "reader")
 
     async def close(self) -> None:
         if self._closed or not self._opened:
@@ -387,29 +295,12 @@ class SqliteEventStore(_Backend, EventStore):
         self._closed = True
         parked, self._parked = self._parked, set()
         wake(parked)
-        threads = [t for t in (self._writer, *self._readers) if t is not None]
-        _stop_threads(threads)
-        self._finalizer.detach()
-        for thread in threads:
-            await thread.stopped()
-        if self._hub is not None:
-            release_hub(self._hub)
+        await self._stop()
 
-    # -- helpers ------------------------------------------------------------------------------
-
-    async def _read_call(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        self._check_usable()
-        return await self._readers[0].call(fn)
-
-    async def _write_call(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+    async def _submit(self, job: OpenJob | AppendJob) -> Any:
         self._check_usable()
         assert self._writer is not None
-        return await self._writer.call(fn)
-
-    async def _submit(self, job: Job) -> Any:
-        self._check_usable()
-        assert self._writer is not None
-        return await self._writer.submit(job)
+        return await self._writer.submit(Write(self._level, job), self._translate)
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -433,34 +324,31 @@ class SqliteEventStore(_Backend, EventStore):
         return recorded
 
     async def prune(self, query: PruneQuery) -> int:
-        return await self._write_call(partial(_prune, query=query))
+        self._check_usable()
+        assert self._writer is not None
+        # Alone, not batched: a large prune holds the write lock for its own transaction.
+        return await self._writer.call(partial(_prune, query=query), self._level, self._translate)
 
     async def put_state(self, run_id: str, name: str, value: bytes) -> None:
         data = bytes(value)
 
         def put(connection: sqlite3.Connection) -> None:
-            _transaction(
-                connection,
-                lambda: connection.execute(
-                    "INSERT INTO agentdeck_engine_state (run_id, name, value) VALUES (?, ?, ?) "
-                    "ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value",
-                    (run_id, name, data),
-                ),
+            connection.execute(
+                "INSERT INTO agentdeck_engine_state (run_id, name, value) VALUES (?, ?, ?) "
+                "ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value",
+                (run_id, name, data),
             )
 
-        await self._write_call(put)
+        await self._write(put)
 
     async def delete_state(self, run_id: str, name: str) -> None:
         def delete(connection: sqlite3.Connection) -> None:
-            _transaction(
-                connection,
-                lambda: connection.execute(
-                    "DELETE FROM agentdeck_engine_state WHERE run_id = ? AND name = ?",
-                    (run_id, name),
-                ),
+            connection.execute(
+                "DELETE FROM agentdeck_engine_state WHERE run_id = ? AND name = ?",
+                (run_id, name),
             )
 
-        await self._write_call(delete)
+        await self._write(delete)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -485,8 +373,9 @@ class SqliteEventStore(_Backend, EventStore):
         """The next events at ``position`` once there are any; ``None`` when the run is over
         (or the store closed)."""
         while not self._closed:
-            assert self._hub is not None
-            future = self._hub.park(run_id, position)
+            assert self._writer is not None
+            hub = self._writer.hub
+            future = hub.park(run_id, position)
             self._parked.add(future)
             try:
                 events, status = await self._read_call(
@@ -498,7 +387,7 @@ class SqliteEventStore(_Backend, EventStore):
                     return None  # finished, and from_seq is past its last event
                 await future
             finally:
-                self._hub.unpark(run_id, future)
+                hub.unpark(run_id, future)
                 self._parked.discard(future)
         return None
 
@@ -526,96 +415,28 @@ class SqliteEventStore(_Backend, EventStore):
         return await self._read_call(get)
 
 
-def _stop_threads(threads: Sequence[ConnectionThread[Any]]) -> None:
-    for thread in threads:
-        thread.request_stop()
-
-
 # =========================================================================== control and leases
 
 
-class _SingleConnection(_Backend):
-    """A port that needs one connection: control requests and leases are small.
+class _SmallPort(_Backend):
+    """Control requests or leases: one reader thread of its own, and the file's writer.
 
-    Small but not rare: every run takes and releases a lease. Writes queued while the thread is
-    busy are committed together (:func:`_write_together`), so many runs starting at once cost
-    one commit, not one each.
+    Small but not rare: every run takes and releases a lease. The writer commits the writes
+    queued while it was busy together, with the store's opens and appends, so many runs
+    starting at once cost one commit, not one each.
     """
-
-    def __init__(self, url: str, clock: Clock | None) -> None:
-        super().__init__(url, clock)
-        self._thread: ConnectionThread[Any] | None = None
 
     async def open(self) -> None:
         if self._opened:
             return
-        thread: ConnectionThread[Any] = ConnectionThread(
-            f"agentdeck-sqlite-{type(self).__name__}:{self.path}",
-            self._connect,
-            self._translate,
-            batch=partial(_write_together, translate=self._translate),
-        )
-        await thread.start()
-        try:
-            await thread.call(partial(ensure_schema, url=self.url))
-        except BaseException:
-            thread.request_stop()
-            raise
-        self._thread = thread
-        self._opened = True
-        self._finalizer = weakref.finalize(self, thread.request_stop)
+        await self._start(1, type(self).__name__)
 
     async def close(self) -> None:
         if self._closed or not self._opened:
             self._closed = True
             return
         self._closed = True
-        assert self._thread is not None
-        self._finalizer.detach()
-        self._thread.request_stop()
-        await self._thread.stopped()
-
-    async def _call(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        self._check_usable()
-        assert self._thread is not None
-        return await self._thread.call(fn)
-
-    async def _write(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        self._check_usable()
-        assert self._thread is not None
-        result: _T = await self._thread.submit(fn)
-        return result
-
-
-def _write_together(
-    connection: sqlite3.Connection,
-    writes: Sequence[Callable[[sqlite3.Connection], Any]],
-    *,
-    translate: Callable[[BaseException], BaseException],
-) -> list[tuple[Any, BaseException | None]]:
-    """Run queued writes in one transaction, each under a savepoint of its own: one that fails
-    is undone alone and gets its error (translated as a lone write's would be); the rest commit.
-    """
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        outcomes: list[tuple[Any, BaseException | None]] = []
-        for write in writes:
-            connection.execute("SAVEPOINT agentdeck_write")
-            try:
-                result = write(connection)
-            except Exception as exc:
-                connection.execute("ROLLBACK TO agentdeck_write")
-                connection.execute("RELEASE agentdeck_write")
-                outcomes.append((None, exc if isinstance(exc, AgentDeckError) else translate(exc)))
-            else:
-                connection.execute("RELEASE agentdeck_write")
-                outcomes.append((result, None))
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-    return outcomes
+        await self._stop()
 
 
 def _verb(verb: ControlVerb | str) -> ControlVerb:
@@ -634,7 +455,7 @@ def _signal(row: Sequence[Any]) -> ControlSignal:
     )
 
 
-class SqliteControlPort(_SingleConnection, ControlPort):
+class SqliteControlPort(_SmallPort, ControlPort):
     """Pending control requests in the SQLite file, visible to every process that opens it."""
 
     shared: ClassVar[bool] = True
@@ -670,7 +491,7 @@ class SqliteControlPort(_SingleConnection, ControlPort):
             ).fetchall()
             return tuple(_signal(row) for row in rows)
 
-        return await self._call(select)
+        return await self._read_call(select)
 
     async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
         wanted = _verb(verb)
@@ -686,6 +507,7 @@ class SqliteControlPort(_SingleConnection, ControlPort):
         return await self._write(delete)
 
     async def forget(self, run_ids: Collection[str]) -> None:
+        # A liveness write (no fsync of its own): requests left on a finished run are no-ops.
         ids = list(run_ids)
         if not ids:
             return
@@ -697,7 +519,7 @@ class SqliteControlPort(_SingleConnection, ControlPort):
                     f"DELETE FROM agentdeck_control WHERE run_id IN ({marks})", batch
                 )
 
-        await self._write(delete)
+        await self._write(delete, liveness=True)
 
 
 def _ttl(ttl: float) -> timedelta:
@@ -708,8 +530,12 @@ def _ttl(ttl: float) -> timedelta:
     return timedelta(seconds=ttl)
 
 
-class SqliteLeasePort(_SingleConnection, LeasePort):
-    """Liveness leases in the SQLite file, timed by the factory's clock (never SQL's)."""
+class SqliteLeasePort(_SmallPort, LeasePort):
+    """Liveness leases in the SQLite file, timed by the factory's clock (never SQL's).
+
+    Lease writes commit at ``synchronous=NORMAL`` whatever the URL says: a lease is not data
+    (one lost to a power cut lapses, or lingers until it does), so it costs no ``fsync``.
+    """
 
     shared: ClassVar[bool] = True
 
@@ -737,7 +563,7 @@ class SqliteLeasePort(_SingleConnection, LeasePort):
             ).fetchone()
             return row is not None
 
-        return await self._write(upsert)
+        return await self._write(upsert, liveness=True)
 
     async def renew(self, run_id: str, owner: str, ttl: float) -> bool:
         span = _ttl(ttl)
@@ -752,7 +578,7 @@ class SqliteLeasePort(_SingleConnection, LeasePort):
             ).fetchone()
             return row is not None
 
-        return await self._write(update)
+        return await self._write(update, liveness=True)
 
     async def release(self, run_id: str, owner: str) -> None:
         def delete(connection: sqlite3.Connection) -> None:
@@ -760,7 +586,7 @@ class SqliteLeasePort(_SingleConnection, LeasePort):
                 "DELETE FROM agentdeck_leases WHERE run_id = ? AND owner = ?", (run_id, owner)
             )
 
-        await self._write(delete)
+        await self._write(delete, liveness=True)
 
     async def state(self, run_id: str) -> LeaseState:
         now = to_micros(self._now())
@@ -773,7 +599,7 @@ class SqliteLeasePort(_SingleConnection, LeasePort):
                 return LeaseState.NONE
             return LeaseState.ALIVE if now < row[0] else LeaseState.LAPSED
 
-        return await self._call(select)
+        return await self._read_call(select)
 
     async def lapsed(self, limit: int = 100) -> list[str]:
         now = to_micros(self._now())
@@ -786,4 +612,4 @@ class SqliteLeasePort(_SingleConnection, LeasePort):
             )
             return [run_id for (run_id,) in rows]
 
-        return await self._call(select)
+        return await self._read_call(select)

@@ -1,0 +1,383 @@
+"""The one writer of a SQLite file in this process, shared by its event store, control and leases.
+
+SQLite lets one connection write at a time. A deck's three ports writing through three
+connections of their own would take turns on the file's write lock, and a connection that finds
+it taken sleeps in SQLite's busy handler -- 1 ms, then 2, then 5 -- far longer than the write it
+waits for. So every port on a file writes through one :class:`SharedWriter` per process: one
+thread, one connection, and the writes queued while it was busy (opens and appends of every
+run, lease and control writes, engine state) committed together in one transaction.
+
+**Durability is per write.** Each :class:`Write` carries the ``synchronous`` level it needs and a
+batch commits at the highest level among its writes:
+
+* opens, appends, control requests and engine state at the level the URL configures (``FULL``
+  by default: the commit reaches the disk before the caller hears back);
+* liveness writes -- leases taken, renewed and released, a finished run's control requests
+  dropped -- at ``NORMAL``: no ``fsync`` of their own. Losing one to a power cut is harmless (a
+  lease taken is renewed or lapses; one released, or requests dropped, merely linger until they
+  expire or are pruned), and in WAL mode the next ``FULL`` commit on the file syncs the WAL up to
+  itself, taking every earlier ``NORMAL`` commit along.
+
+A batch of liveness writes alone waits a moment (:data:`LIVENESS_LINGER`) for a write that
+commits anyway: the runtime takes a run's lease beside its play, so the lease then shares the
+run's next append's transaction rather than costing one (and one wake-up of the caller) apiece.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from agentdeck.errors import AgentDeckError
+from agentdeck_stores._sql import (
+    RUN_COLUMNS,
+    AppendJob,
+    BatchPlan,
+    OpenJob,
+    RunRow,
+    chunks,
+    from_micros,
+    to_micros,
+)
+from agentdeck_stores._sqlite_follow import FollowHub, acquire_hub, release_hub
+from agentdeck_stores._sqlite_threads import ConnectionThread, Translate
+
+__all__ = [
+    "KEY_HOLDER",
+    "LIVENESS",
+    "LIVENESS_LINGER",
+    "RUN_BY_ID",
+    "SESSION_HOLDER",
+    "PortWrite",
+    "SharedWriter",
+    "Write",
+    "acquire_writer",
+    "level",
+    "release_writer",
+]
+
+_T = TypeVar("_T")
+
+_LEVELS = {"NORMAL": 1, "FULL": 2, "EXTRA": 3}
+_NAMES = {number: name for name, number in _LEVELS.items()}
+LIVENESS = _LEVELS["NORMAL"]
+"""The level of liveness writes, whatever the URL says (see the module docstring)."""
+
+
+LIVENESS_LINGER = 0.0005
+"""Seconds a batch of liveness writes alone waits for company (see :func:`_linger`)."""
+
+
+def level(synchronous: str) -> int:
+    """The ordered level of a ``PRAGMA synchronous`` name (``NORMAL`` < ``FULL`` < ``EXTRA``)."""
+    return _LEVELS[synchronous]
+
+
+PortWrite = Callable[[sqlite3.Connection], Any]
+"""A control, lease or engine-state write: statements run inside the batch's transaction."""
+
+
+@dataclass(slots=True)
+class Write:
+    """One queued write and the ``synchronous`` level its commit needs."""
+
+    level: int
+    job: OpenJob | AppendJob | PortWrite
+    liveness: bool = False
+    """A lease or control tidy-up: committed at :data:`LIVENESS`, and may wait for company."""
+
+
+# =========================================================================== the row source
+
+
+RUN_BY_ID = f"SELECT {RUN_COLUMNS} FROM agentdeck_runs WHERE run_id = ?"
+SESSION_HOLDER = (
+    f"SELECT {RUN_COLUMNS} FROM agentdeck_runs "
+    "WHERE ns = ? AND session_id = ? AND holds_session = 1"
+)
+"""The run holding a session (the partial unique index answers it): what starting a turn reads."""
+KEY_HOLDER = f"SELECT {RUN_COLUMNS} FROM agentdeck_runs WHERE ns = ? AND run_key = ?"
+
+
+class _Rows:
+    """Reads the rows a batch plan decides on, inside the writer's ``BEGIN IMMEDIATE``.
+
+    The rows of every run the batch names are read up front, in one statement per 500 runs
+    rather than one per run: a batch of a hundred appends is then one read, not a hundred.
+    """
+
+    def __init__(self, connection: sqlite3.Connection, jobs: Sequence[OpenJob | AppendJob]) -> None:
+        self._connection = connection
+        named = list(
+            dict.fromkeys(
+                job.new.run_id if isinstance(job, OpenJob) else job.run_id for job in jobs
+            )
+        )
+        self._runs: dict[str, RunRow | None] = dict.fromkeys(named)
+        for batch in chunks(named, 500):
+            marks = ", ".join("?" * len(batch))
+            for row in connection.execute(
+                f"SELECT {RUN_COLUMNS} FROM agentdeck_runs WHERE run_id IN ({marks})", batch
+            ):
+                found = RunRow.from_db(row, from_micros)
+                self._runs[found.run_id] = found
+
+    def _one(self, query: str, params: Sequence[Any]) -> RunRow | None:
+        row = self._connection.execute(query, params).fetchone()
+        return RunRow.from_db(row, from_micros) if row is not None else None
+
+    def run(self, run_id: str) -> RunRow | None:
+        if run_id in self._runs:
+            return self._runs[run_id]
+        return self._one(RUN_BY_ID, (run_id,))
+
+    def session_holder(self, ns: str, session_id: str) -> RunRow | None:
+        return self._one(SESSION_HOLDER, (ns, session_id))
+
+    def key_holder(self, ns: str, key: str) -> RunRow | None:
+        return self._one(KEY_HOLDER, (ns, key))
+
+
+def _write_plan(connection: sqlite3.Connection, plan: BatchPlan) -> None:
+    if plan.updated:
+        connection.executemany(
+            "UPDATE agentdeck_runs SET status = ?, last_seq = ?, updated_at = ?, wake_at = ?, "
+            "holds_session = ? WHERE run_id = ?",
+            [
+                (
+                    row.status.value,
+                    row.last_seq,
+                    to_micros(row.updated_at),
+                    to_micros(row.wake_at) if row.wake_at is not None else None,
+                    int(row.holds_session),
+                    row.run_id,
+                )
+                for row in plan.updated.values()
+            ],
+        )
+    if plan.inserted:
+        connection.executemany(
+            "INSERT INTO agentdeck_runs (run_id, ns, name, invocable_kind, session_id, run_key, "
+            "parent_run_id, status, created_at, updated_at, last_seq, wake_at, holds_session) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    row.run_id,
+                    row.ns,
+                    row.name,
+                    row.invocable_kind,
+                    row.session_id,
+                    row.key,
+                    row.parent_run_id,
+                    row.status.value,
+                    to_micros(row.created_at),
+                    to_micros(row.updated_at),
+                    row.last_seq,
+                    to_micros(row.wake_at) if row.wake_at is not None else None,
+                    int(row.holds_session),
+                )
+                for row in plan.inserted
+            ],
+        )
+    if plan.events:
+        connection.executemany(
+            "INSERT INTO agentdeck_events (run_id, seq, data) VALUES (?, ?, ?)",
+            [(event.run_id, event.seq, event.data) for event in plan.events],
+        )
+
+
+# =========================================================================== the writer
+
+
+class SharedWriter:
+    """The writer thread of one database file in this process (see the module docstring).
+
+    Obtained with :func:`acquire_writer` and given back with :func:`release_writer`; the thread
+    stops when the last port gives it back. Also holds the file's :class:`FollowHub`, whose
+    followers it wakes after each commit that grew their runs' logs.
+    """
+
+    def __init__(
+        self, path: str, connect: Callable[[], sqlite3.Connection], translate: Translate
+    ) -> None:
+        self.path = path
+        self.hub: FollowHub = acquire_hub(path, connect)
+        self.thread: ConnectionThread[Write] = ConnectionThread(
+            f"agentdeck-sqlite-writer:{path}",
+            connect,
+            translate,
+            batch=self._commit,
+            linger=_linger,
+        )
+        self._refs = 0
+        self._level: int | None = None
+        """The connection's ``synchronous`` level now (only the writer thread touches it)."""
+
+    async def submit(self, write: Write, translate: Translate) -> Any:
+        """Queue ``write``; its outcome once the batch that took it committed."""
+        return await self.thread.submit(write, translate)
+
+    async def call(
+        self, fn: Callable[[sqlite3.Connection], _T], level: int, translate: Translate
+    ) -> _T:
+        """Run ``fn`` alone on the writer's connection (its own transactions, at ``level``)."""
+
+        def at_level(connection: sqlite3.Connection) -> _T:
+            self._use(connection, level)
+            return fn(connection)
+
+        return await self.thread.call(at_level, translate)
+
+    async def stopped(self) -> None:
+        await self.thread.stopped()
+
+    # -- the thread's side --------------------------------------------------------------------
+
+    def _use(self, connection: sqlite3.Connection, wanted: int) -> None:
+        if wanted != self._level:
+            connection.execute(f"PRAGMA synchronous={_NAMES[wanted]}")
+            self._level = wanted
+
+    def _commit(
+        self, connection: sqlite3.Connection, writes: Sequence[Write]
+    ) -> list[tuple[Any, BaseException | None]]:
+        """Decide and write a batch in one transaction at its highest level, then wake
+        followers.
+
+        Opens and appends are decided by one :class:`BatchPlan` (a refused one changes nothing
+        and gets its refusal). Other writes are all or nothing each: should one fail, the batch
+        is rolled back and written again with every such write under a savepoint of its own,
+        so the failed one is undone alone and gets its error while the rest commit. (Failures
+        are rare; the savepoints' statements are paid only then.)
+        """
+        self._use(connection, max(write.level for write in writes))
+        try:
+            return self._transact(connection, writes, guarded=False)
+        except _PortWriteFailed as failed:
+            if len(writes) == 1:
+                raise failed.error from None
+            return self._transact(connection, writes, guarded=True)
+
+    def _transact(
+        self, connection: sqlite3.Connection, writes: Sequence[Write], *, guarded: bool
+    ) -> list[tuple[Any, BaseException | None]]:
+        events = [write.job for write in writes if isinstance(write.job, OpenJob | AppendJob)]
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            plan = BatchPlan(_Rows(connection, events)) if events else None
+            outcomes: list[tuple[Any, BaseException | None]] = []
+            for write in writes:
+                job = write.job
+                if isinstance(job, OpenJob | AppendJob):
+                    assert plan is not None
+                    try:
+                        result: Any = (
+                            plan.open(job) if isinstance(job, OpenJob) else plan.append(job)
+                        )
+                    except AgentDeckError as refused:
+                        outcomes.append((None, refused))
+                    else:
+                        outcomes.append((result, None))
+                elif guarded:
+                    outcomes.append(_savepoint(connection, job))
+                else:
+                    try:
+                        outcomes.append((job(connection), None))
+                    except Exception as exc:
+                        raise _PortWriteFailed(exc) from exc
+            if plan is not None:
+                _write_plan(connection, plan)
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+        if plan is not None and plan.changed:
+            self.hub.notify(plan.changed)
+        return outcomes
+
+
+class _PortWriteFailed(Exception):
+    """A write failed in a batch written without savepoints: roll back, write it guarded."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _linger(writes: Sequence[Write]) -> float:
+    """A batch of liveness writes alone waits a moment for a write that commits anyway.
+
+    Nobody waits on a liveness write to go on (a run's lease is taken beside its play), and it
+    is typically followed at once by one of the run's appends: committed together they cost one
+    transaction and one wake-up of the caller's loop rather than two.
+    """
+    return LIVENESS_LINGER if all(write.liveness for write in writes) else 0.0
+
+
+def _savepoint(
+    connection: sqlite3.Connection, write: PortWrite
+) -> tuple[Any, BaseException | None]:
+    connection.execute("SAVEPOINT agentdeck_write")
+    try:
+        result = write(connection)
+    except Exception as exc:
+        connection.execute("ROLLBACK TO agentdeck_write")
+        connection.execute("RELEASE agentdeck_write")
+        return None, exc
+    connection.execute("RELEASE agentdeck_write")
+    return result, None
+
+
+_WRITERS: dict[str, SharedWriter] = {}
+_WRITERS_LOCK = threading.RLock()  # reentrant: a port's finalizer may run inside a locked block
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has none of its parent's threads: its ports start writers of their own."""
+    global _WRITERS_LOCK
+    _WRITERS_LOCK = threading.RLock()
+    _WRITERS.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+async def acquire_writer(
+    path: str, connect: Callable[[], sqlite3.Connection], translate: Translate
+) -> SharedWriter:
+    """The process's writer for the database at ``path``, started if it is the first.
+
+    Raises what opening the connection raised (translated by the first port's ``translate``).
+    """
+    key = os.path.realpath(path)
+    with _WRITERS_LOCK:
+        writer = _WRITERS.get(key)
+        if writer is None:
+            writer = _WRITERS[key] = SharedWriter(key, connect, translate)
+            writer.thread.launch()
+        writer._refs += 1
+    try:
+        await writer.thread.ready()
+    except BaseException:
+        release_writer(writer)
+        raise
+    return writer
+
+
+def release_writer(writer: SharedWriter) -> bool:
+    """Give ``writer`` back; ``True`` when that was the last use and its thread is stopping
+    (after running everything queued before: await :meth:`SharedWriter.stopped` for that)."""
+    with _WRITERS_LOCK:
+        writer._refs -= 1
+        if writer._refs > 0:
+            return False
+        if _WRITERS.get(writer.path) is writer:
+            del _WRITERS[writer.path]
+    writer.thread.request_stop()
+    release_hub(writer.hub)
+    return True
