@@ -312,7 +312,7 @@ def text_turn_http() -> Pair:
     unit="us",
 )
 def text_turn_in_process_sqlite() -> Pair:
-    """The in-process text turn with the deck's state in a SQLite file (synchronous=FULL)."""
+    """The in-process text turn with the deck's state in a SQLite file (the default level)."""
     deck, config = _in_process("sqlite", streamed=True)
     return Pair(subject=_deck_turn(deck, "Teller"), baseline=_streamed("Teller", config))
 

@@ -7,14 +7,13 @@ engine, records its events, folds them, counts them for the metrics and hands th
 
 * **Runs per second** (unit ``per_s``, a floor). The memory rows' baseline is the same ``async``
   body awaited bare. The SQLite rows put the deck's whole state (``AGENTDECK_STATE``: events,
-  control, leases) in a file in a temporary directory, ``synchronous=FULL`` (the store's
-  default); their baseline is a bare ``sqlite3`` loop committing what the deck commits for a run
-  -- the run and its ``run.started`` in one transaction, ``run.completed``, the run's new state
-  and its lease in another (both ``FULL``), the leases released later without an fsync -- one
-  transaction per step sequentially, one per step for all 100 runs together in the concurrent
-  row (the best group commit could do). On a disk whose ``fsync`` takes milliseconds, the
-  baseline itself cannot reach the floor sequentially: the side-by-side figure says how much of
-  the gap is the disk.
+  control, leases) in a file in a temporary directory at the store's default level
+  (``synchronous=NORMAL``); their baseline is a bare ``sqlite3`` loop committing what the deck
+  commits for a run -- the run and its ``run.started`` in one transaction, ``run.completed``, the
+  run's new state and its lease in another, the leases released later -- one transaction per
+  step sequentially, one per step for all 100 runs together in the concurrent row (the best
+  group commit could do). At ``synchronous=full`` each of those commits is a disk flush: on a
+  disk whose flush takes milliseconds the baseline itself cannot reach the floor sequentially.
 * **Ask/answer cycle** (unit ``x``, a ceiling): start a workflow that asks, answer it through a
   handle from ``deck.runs.get``, wait for its result -- on a store already holding 10,000
   finished runs of the same workflow (the subject) vs one holding 10 (the baseline), for every
@@ -221,7 +220,8 @@ class _RawSqlite:
 
     Tables shaped like the store's (runs indexed by status and name, events keyed by run and seq,
     leases keyed by run); event bodies serialized once, up front. A deck commits two
-    transactions per run at the file's level (``FULL`` here): the run and its ``run.started``;
+    transactions per run at the file's level (``level``, the store's default): the run and its
+    ``run.started``;
     then ``run.completed`` with the run's new state and the lease taken beside the play (the
     store's writer commits them together). The leases of finished runs are released later, in
     one transaction for all of them and without an fsync of its own (``NORMAL``), as the
@@ -237,6 +237,7 @@ class _RawSqlite:
         self.conn = sqlite3.connect(path, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.synchronous = ""  # set per transaction (only when it changes), as the store does
+        self.level = "NORMAL"  # the store's default level for opens and appends
         self.conn.executescript(
             """
             CREATE TABLE runs (ordinal INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT UNIQUE,
@@ -287,11 +288,11 @@ class _RawSqlite:
         ]
         if together:
             for step in steps:
-                self._commit("FULL", step(ids))
+                self._commit(self.level, step(ids))
         else:
             for run_id in ids:
                 for step in steps:
-                    self._commit("FULL", step([run_id]))
+                    self._commit(self.level, step([run_id]))
         self._commit("NORMAL", [("DELETE FROM leases WHERE run_id = ?", [(r,) for r in ids])])
 
 

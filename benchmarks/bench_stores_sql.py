@@ -1,6 +1,6 @@
 """SQLite and PostgreSQL store rows: each store against its raw driver, in one process.
 
-SQLite rows use files in a temporary directory (``synchronous=FULL``, the store's default, on
+SQLite rows use files in a temporary directory (``synchronous=NORMAL``, the store's default, on
 both sides); PostgreSQL rows use a schema of their own on the local server
 (``AGENTDECK_TEST_POSTGRES_URL``, else ``postgresql://postgres@127.0.0.1:5432/test``), dropped
 when the process exits. Baselines write the same event JSON (serialized once, up front) with
@@ -151,7 +151,7 @@ class _RawSqlite:
         path = _DIRECTORY / f"raw_{_TOKEN}_{next(_names)}.db"
         self.conn = sqlite3.connect(path, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=FULL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")  # the store's default level
         self.conn.execute(
             "CREATE TABLE events (run_id TEXT, seq INTEGER, data TEXT, "
             "PRIMARY KEY (run_id, seq)) WITHOUT ROWID"

@@ -28,6 +28,7 @@ from lg_graphs import (
     three_nodes,
 )
 
+from agentdeck.errors import ConfigError
 from agentdeck.events import (
     Custom,
     ErrorCode,
@@ -38,6 +39,8 @@ from agentdeck.events import (
     RunFailed,
     TextDelta,
 )
+from agentdeck.ports import EngineRequest
+from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import check_completed, check_failed, drive, make_invocation
 from agentdeck_langgraph import LangGraphEngine, Workflow, emit, report
 
@@ -144,6 +147,33 @@ async def test_a_run_played_without_deltas_records_the_reply_but_no_tokens(
     assert result.kinds == ["run.started", "node.updated", "run.completed"]
     [output] = check_completed(result)
     assert output.data["log"] == ["hello big world"]  # type: ignore[union-attr]
+
+
+async def test_the_deltas_setting_taps_tokens_for_runs_that_did_not_ask() -> None:
+    settings = Settings(env={"AGENTDECK_LANGGRAPH_DELTAS": "always"})
+    engine = LangGraphEngine(
+        EngineRequest(settings=settings, state_url="memory://"), checkpointer="memory://"
+    )
+    await engine.open()
+    model = GenericFakeChatModel(messages=iter([AIMessage("hello big world")]))
+
+    async def talk(state: Counter) -> dict[str, Any]:
+        reply = await model.ainvoke("hi")
+        return {"log": [str(reply.content)]}
+
+    try:
+        invocation = make_invocation(engine, Workflow("talk", chain(talk)), START_STATE)
+        result = await drive(engine, replace(invocation, deltas=False))
+    finally:
+        await engine.close()
+    deltas = [e.payload for e in result.events if isinstance(e.payload, TextDelta)]
+    assert "".join(d.text for d in deltas) == "hello big world"
+
+
+def test_a_deltas_setting_it_does_not_know_is_a_config_error_naming_it() -> None:
+    settings = Settings(env={"AGENTDECK_LANGGRAPH_DELTAS": "sometimes"})
+    with pytest.raises(ConfigError, match="AGENTDECK_LANGGRAPH_DELTAS"):
+        LangGraphEngine(EngineRequest(settings=settings, state_url="memory://"))
 
 
 async def test_a_raising_node_fails_the_run_naming_the_node_and_only_the_exception_type(

@@ -19,7 +19,7 @@ def test_its_sections_are_registered_through_the_entry_point() -> None:
         host = PluginHost.discover(env={})
     [info] = [p for p in host.plugins() if p.name == "langgraph"]
     assert info.distribution == "agentdeck-langgraph"
-    assert sorted(info.provides["settings"]) == ["checkpoint"]
+    assert sorted(info.provides["settings"]) == ["checkpoint", "langgraph"]
 
 
 def test_its_sections_read_the_deck_environment() -> None:

@@ -89,6 +89,7 @@ from agentdeck.trusted import completed, data_block
 from agentdeck_langgraph.checkpointers import CHECKPOINT_SETTING, checkpoint_url, is_durable
 from agentdeck_langgraph.live import LiveChannel, drain, live_config
 from agentdeck_langgraph.nodes import NAMESPACE_KEY, RUN_ID_KEY, SESSION_KEY
+from agentdeck_langgraph.settings import LangGraphSettings
 from agentdeck_langgraph.streaming import json_safe
 from agentdeck_langgraph.timers import WOKEN, sleep_of
 from agentdeck_langgraph.workflow import RunRef, Workflow
@@ -139,6 +140,10 @@ class LangGraphEngine(Engine):
         self._graphs: dict[tuple[Workflow, int], Pregel[Any, Any, Any, Any]] = {}
         self._compiled_any = False
         self._warned_memory = False
+        settings = self.request.settings
+        self._always_deltas = (
+            settings is not None and settings.section(LangGraphSettings).deltas == "always"
+        )
 
     # ------------------------------------------------------------------------------- capabilities
 
@@ -337,7 +342,7 @@ class LangGraphEngine(Engine):
             AsyncGenerator[tuple[str, Any], None],
             graph.astream(
                 graph_input,
-                live_config(config, channel, tokens=invocation.deltas),
+                live_config(config, channel, tokens=invocation.deltas or self._always_deltas),
                 context=invocation.context,
                 stream_mode=list(STREAM_MODES),
                 durability=DURABILITY,

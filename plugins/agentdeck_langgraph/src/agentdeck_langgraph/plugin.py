@@ -19,12 +19,13 @@ from agentdeck_langgraph.checkpointers import (
     SqliteCheckpointers,
 )
 from agentdeck_langgraph.engine import LangGraphEngine
-from agentdeck_langgraph.settings import CheckpointSettings
+from agentdeck_langgraph.settings import CheckpointSettings, LangGraphSettings
 
 
 @agentdeck.hookimpl
 def agentdeck_register_settings(register: Callable[[type[SettingsSection]], None]) -> None:
     register(CheckpointSettings)
+    register(LangGraphSettings)
 
 
 @agentdeck.hookimpl
