@@ -184,13 +184,22 @@ async def test_a_lease_taken_just_before_an_append_waits_to_share_its_commit(
     assert ports.commits() == before + 1
 
 
+@pytest.fixture
+async def full_ports(sqlite_path: Path) -> AsyncIterator[Ports]:
+    opened = Ports(f"sqlite:///{sqlite_path}?synchronous=full")
+    await opened.open()
+    yield opened
+    await opened.close()
+
+
 async def test_liveness_writes_alone_commit_without_an_fsync_and_events_with_one(
-    ports: Ports, monkeypatch: pytest.MonkeyPatch
+    full_ports: Ports, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    ports = full_ports
     monkeypatch.setattr(_sqlite_writer, "LIVENESS_LINGER", 0.0)
     run = new_run()
     assert (await ports.store.open_run(run)).opened
-    assert await ports.synchronous() == 2  # FULL: the URL's default
+    assert await ports.synchronous() == 2  # FULL: what the URL asks for
     assert await ports.leases.acquire(run.run_id, "worker", 60)
     assert await ports.synchronous() == 1  # NORMAL
     await ports.store.append(run.run_id, [RunCompleted()])

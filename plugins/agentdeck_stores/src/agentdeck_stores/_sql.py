@@ -156,6 +156,10 @@ def checked_payloads(payloads: Sequence[Any]) -> list[Payload]:
 
 # =========================================================================== the run row
 
+_STATUSES = {status.value: status for status in RunStatus}
+"""A stored status to its member by a dict lookup (every row read builds one; ``RunStatus()``
+costs several times more)."""
+
 
 @dataclass(slots=True, eq=False)
 class RunRow:
@@ -195,7 +199,7 @@ class RunRow:
             session_id=row[5],
             key=row[6],
             parent_run_id=row[7],
-            status=RunStatus(row[8]),
+            status=_STATUSES.get(row[8]) or RunStatus(row[8]),
             created_at=moment(row[9]),
             updated_at=moment(row[10]),
             last_seq=row[11],

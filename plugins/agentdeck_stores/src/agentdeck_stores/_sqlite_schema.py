@@ -22,6 +22,17 @@ __all__ = ["MIGRATIONS", "SqliteTarget", "connect", "ensure_schema", "parse_url"
 BACKEND = "sqlite"
 BUSY_TIMEOUT = 10.0
 """Seconds a connection waits for another process's write lock before giving up."""
+WAL_AUTOCHECKPOINT = 4000
+"""Pages in the write-ahead log before a commit copies them into the database file.
+
+SQLite's default, 1000 pages (4 MB), makes the writer checkpoint every few hundred small
+commits, and a checkpoint is the one write at ``synchronous=NORMAL`` that waits for the disk
+(an ``fsync`` of the log, then of the database file): a stall of several milliseconds for the
+commit that triggers it. At 4000 (16 MB) checkpoints are four times rarer and each copies a hot
+page (the runs table's last leaf, the lease table) once for four times as many commits, so the
+checkpoint cost per run drops by about a third. Readers pay nothing for a longer log."""
+WAL_SIZE_LIMIT = 2 * WAL_AUTOCHECKPOINT * 4096
+"""Bytes the log file is cut back to after a checkpoint when a burst grew it past that."""
 
 _SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL", "extra": "EXTRA"}
 
@@ -33,14 +44,16 @@ class SqliteTarget:
     path: str
     """Absolute: a relative URL path is resolved against the working directory when the
     backend is built, so a later ``chdir`` cannot move the state."""
-    synchronous: str = "FULL"
+    synchronous: str = "NORMAL"
 
 
 def parse_url(url: str) -> SqliteTarget:
     """``sqlite:///rel/path``, ``sqlite:////abs/path`` or ``sqlite://rel/path``.
 
-    The query may set ``synchronous`` to ``full`` (the default: a commit survives power loss),
-    ``normal`` (survives a crash of the process, not of the machine) or ``extra``.
+    The query may set ``synchronous`` to ``normal`` (the default: a commit survives a crash of
+    the process, and the file is never corrupted, but the last commits before a power loss or an
+    operating-system crash may be lost), ``full`` (every commit survives power loss, at the cost
+    of a flush to disk per commit) or ``extra``.
     """
     scheme, sep, rest = url.partition("://")
     if scheme.lower() != BACKEND or not sep:
@@ -57,7 +70,7 @@ def parse_url(url: str) -> SqliteTarget:
             "memory:// for state that lives only in this process",
             accepted=["sqlite:///relative/path.db", "sqlite:////absolute/path.db", "memory://"],
         )
-    synchronous = "FULL"
+    synchronous = "NORMAL"
     for name, value in parse_qsl(query, keep_blank_values=True):
         if name != "synchronous" or value.lower() not in _SYNCHRONOUS:
             raise ConfigError(
@@ -91,6 +104,8 @@ def connect(target: SqliteTarget) -> sqlite3.Connection:
     try:
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute(f"PRAGMA synchronous={target.synchronous}")
+        connection.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT}")
+        connection.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
     except BaseException:
         connection.close()
         raise

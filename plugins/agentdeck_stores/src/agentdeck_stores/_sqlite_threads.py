@@ -59,11 +59,19 @@ def _settle(items: list[Settled]) -> None:
 
 def _deliver(items: list[Settled]) -> None:
     """From a worker thread: resolve each future on its loop, one callback per loop."""
+    loop = items[0][0].get_loop()
+    for item in items:
+        if item[0].get_loop() is not loop:
+            break
+    else:  # the usual case: every caller on one loop
+        with contextlib.suppress(RuntimeError):  # a closed loop took its callers with it
+            loop.call_soon_threadsafe(_settle, items)
+        return
     by_loop: dict[asyncio.AbstractEventLoop, list[Settled]] = {}
     for item in items:
         by_loop.setdefault(item[0].get_loop(), []).append(item)
     for loop, settled in by_loop.items():
-        with contextlib.suppress(RuntimeError):  # a closed loop took its callers with it
+        with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_settle, settled)
 
 
@@ -140,9 +148,14 @@ class ConnectionThread(Generic[_J]):
 
     async def submit(self, job: _J, translate: Translate | None = None) -> Any:
         """Queue a job for the batch function; its result once the batch committed."""
+        return await self.enqueue(job, translate or self._translate)
+
+    def enqueue(self, job: _J, translate: Translate) -> asyncio.Future[Any]:
+        """Queue a job for the batch function: the future of its result (set once the batch
+        committed). Not a coroutine: a write awaits this future directly, one frame fewer."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.work.put(_Queued(job, future, translate or self._translate))
-        return await future
+        self.work.put(_Queued(job, future, translate))
+        return future
 
     def request_stop(self) -> None:
         """Queue the stop: everything queued before it still runs."""
@@ -226,11 +239,9 @@ class ConnectionThread(Generic[_J]):
             return
         _deliver(
             [
-                (
-                    queued.future,
-                    result,
-                    None if error is None else _as_seen(error, queued.translate),
-                )
+                (queued.future, result, None)
+                if error is None
+                else (queued.future, None, _as_seen(error, queued.translate))
                 for queued, (result, error) in zip(batch, outcomes, strict=True)
             ]
         )

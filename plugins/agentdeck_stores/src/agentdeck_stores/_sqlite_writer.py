@@ -10,8 +10,9 @@ run, lease and control writes, engine state) committed together in one transacti
 **Durability is per write.** Each :class:`Write` carries the ``synchronous`` level it needs and a
 batch commits at the highest level among its writes:
 
-* opens, appends, control requests and engine state at the level the URL configures (``FULL``
-  by default: the commit reaches the disk before the caller hears back);
+* opens, appends, control requests and engine state at the level the URL configures
+  (``NORMAL`` by default; with ``FULL`` the commit reaches the disk before the caller hears
+  back);
 * liveness writes -- leases taken, renewed and released, a finished run's control requests
   dropped -- at ``NORMAL``: no ``fsync`` of their own. Losing one to a power cut is harmless (a
   lease taken is renewed or lapses; one released, or requests dropped, merely linger until they
@@ -25,6 +26,7 @@ run's next append's transaction rather than costing one (and one wake-up of the 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import threading
@@ -72,6 +74,10 @@ LIVENESS_LINGER = 0.0005
 """Seconds a batch of liveness writes alone waits for company (see :func:`_linger`)."""
 
 
+_EVENT_JOBS = frozenset({OpenJob, AppendJob})
+"""The jobs a :class:`BatchPlan` decides (their classes are final: tested with ``type() in``)."""
+
+
 def level(synchronous: str) -> int:
     """The ordered level of a ``PRAGMA synchronous`` name (``NORMAL`` < ``FULL`` < ``EXTRA``)."""
     return _LEVELS[synchronous]
@@ -107,17 +113,25 @@ class _Rows:
     """Reads the rows a batch plan decides on, inside the writer's ``BEGIN IMMEDIATE``.
 
     The rows of every run the batch names are read up front, in one statement per 500 runs
-    rather than one per run: a batch of a hundred appends is then one read, not a hundred.
+    rather than one per run: a batch of a hundred appends is then one read, not a hundred. A
+    batch naming one run (every write of a sequential caller) reads it with the one prepared
+    statement :data:`RUN_BY_ID`, without building a query.
     """
 
     def __init__(self, connection: sqlite3.Connection, jobs: Sequence[OpenJob | AppendJob]) -> None:
         self._connection = connection
         named = list(
             dict.fromkeys(
-                job.new.run_id if isinstance(job, OpenJob) else job.run_id for job in jobs
+                job.new.run_id if type(job) is OpenJob else job.run_id  # type: ignore[union-attr]
+                for job in jobs
             )
         )
         self._runs: dict[str, RunRow | None] = dict.fromkeys(named)
+        if len(named) == 1:
+            row = connection.execute(RUN_BY_ID, named).fetchone()
+            if row is not None:
+                self._runs[named[0]] = RunRow.from_db(row, from_micros)
+            return
         for batch in chunks(named, 500):
             marks = ", ".join("?" * len(batch))
             for row in connection.execute(
@@ -142,11 +156,31 @@ class _Rows:
         return self._one(KEY_HOLDER, (ns, key))
 
 
+_UPDATE_RUN = (
+    "UPDATE agentdeck_runs SET status = ?, last_seq = ?, updated_at = ?, wake_at = ?, "
+    "holds_session = ? WHERE run_id = ?"
+)
+_INSERT_RUN = (
+    "INSERT INTO agentdeck_runs (run_id, ns, name, invocable_kind, session_id, run_key, "
+    "parent_run_id, status, created_at, updated_at, last_seq, wake_at, holds_session) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_EVENT = "INSERT INTO agentdeck_events (run_id, seq, data) VALUES (?, ?, ?)"
+
+
+def _write_rows(connection: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    """One ``execute`` for one row (most batches), ``executemany`` for more."""
+    if len(rows) == 1:
+        connection.execute(sql, rows[0])
+    else:
+        connection.executemany(sql, rows)
+
+
 def _write_plan(connection: sqlite3.Connection, plan: BatchPlan) -> None:
     if plan.updated:
-        connection.executemany(
-            "UPDATE agentdeck_runs SET status = ?, last_seq = ?, updated_at = ?, wake_at = ?, "
-            "holds_session = ? WHERE run_id = ?",
+        _write_rows(
+            connection,
+            _UPDATE_RUN,
             [
                 (
                     row.status.value,
@@ -160,10 +194,9 @@ def _write_plan(connection: sqlite3.Connection, plan: BatchPlan) -> None:
             ],
         )
     if plan.inserted:
-        connection.executemany(
-            "INSERT INTO agentdeck_runs (run_id, ns, name, invocable_kind, session_id, run_key, "
-            "parent_run_id, status, created_at, updated_at, last_seq, wake_at, holds_session) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        _write_rows(
+            connection,
+            _INSERT_RUN,
             [
                 (
                     row.run_id,
@@ -184,8 +217,9 @@ def _write_plan(connection: sqlite3.Connection, plan: BatchPlan) -> None:
             ],
         )
     if plan.events:
-        connection.executemany(
-            "INSERT INTO agentdeck_events (run_id, seq, data) VALUES (?, ?, ?)",
+        _write_rows(
+            connection,
+            _INSERT_EVENT,
             [(event.run_id, event.seq, event.data) for event in plan.events],
         )
 
@@ -217,9 +251,10 @@ class SharedWriter:
         self._level: int | None = None
         """The connection's ``synchronous`` level now (only the writer thread touches it)."""
 
-    async def submit(self, write: Write, translate: Translate) -> Any:
-        """Queue ``write``; its outcome once the batch that took it committed."""
-        return await self.thread.submit(write, translate)
+    def submit(self, write: Write, translate: Translate) -> asyncio.Future[Any]:
+        """Queue ``write``: the future of its outcome, set once the batch that took it
+        committed (a plain call returning the future: no coroutine frame per write)."""
+        return self.thread.enqueue(write, translate)
 
     async def call(
         self, fn: Callable[[sqlite3.Connection], _T], level: int, translate: Translate
@@ -254,7 +289,7 @@ class SharedWriter:
         so the failed one is undone alone and gets its error while the rest commit. (Failures
         are rare; the savepoints' statements are paid only then.)
         """
-        self._use(connection, max(write.level for write in writes))
+        self._use(connection, max([write.level for write in writes]))
         try:
             return self._transact(connection, writes, guarded=False)
         except _PortWriteFailed as failed:
@@ -265,36 +300,40 @@ class SharedWriter:
     def _transact(
         self, connection: sqlite3.Connection, writes: Sequence[Write], *, guarded: bool
     ) -> list[tuple[Any, BaseException | None]]:
-        events = [write.job for write in writes if isinstance(write.job, OpenJob | AppendJob)]
-        connection.execute("BEGIN IMMEDIATE")
+        events = [write.job for write in writes if type(write.job) in _EVENT_JOBS]
+        execute = connection.execute
+        execute("BEGIN IMMEDIATE")
         try:
-            plan = BatchPlan(_Rows(connection, events)) if events else None
+            plan = BatchPlan(_Rows(connection, events)) if events else None  # type: ignore[arg-type]
             outcomes: list[tuple[Any, BaseException | None]] = []
             for write in writes:
                 job = write.job
-                if isinstance(job, OpenJob | AppendJob):
+                kind = type(job)
+                if kind is OpenJob or kind is AppendJob:
                     assert plan is not None
                     try:
                         result: Any = (
-                            plan.open(job) if isinstance(job, OpenJob) else plan.append(job)
+                            plan.open(job)  # type: ignore[arg-type]
+                            if kind is OpenJob
+                            else plan.append(job)  # type: ignore[arg-type]
                         )
                     except AgentDeckError as refused:
                         outcomes.append((None, refused))
                     else:
                         outcomes.append((result, None))
                 elif guarded:
-                    outcomes.append(_savepoint(connection, job))
+                    outcomes.append(_savepoint(connection, job))  # type: ignore[arg-type]
                 else:
                     try:
-                        outcomes.append((job(connection), None))
+                        outcomes.append((job(connection), None))  # type: ignore[operator]
                     except Exception as exc:
                         raise _PortWriteFailed(exc) from exc
             if plan is not None:
                 _write_plan(connection, plan)
-            connection.execute("COMMIT")
+            execute("COMMIT")
         except BaseException:
             if connection.in_transaction:
-                connection.execute("ROLLBACK")
+                execute("ROLLBACK")
             raise
         if plan is not None and plan.changed:
             self.hub.notify(plan.changed)

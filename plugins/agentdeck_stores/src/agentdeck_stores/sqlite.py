@@ -6,8 +6,9 @@ need a local filesystem). The file runs in WAL mode, so readers never wait for t
 * **Writes** of every port on one file go through one writer thread per process (see
   :mod:`agentdeck_stores._sqlite_writer`), which commits the writes queued while it was busy in
   one transaction (group commit). An open or append returns only after its transaction
-  committed, with ``synchronous=FULL`` by default: committed means on disk. Liveness writes
-  (leases, dropping a finished run's control requests) commit without an ``fsync`` of their own.
+  committed, at ``synchronous=NORMAL`` by default (safe from a crash of the process;
+  ``?synchronous=full`` for safe from a power cut). Liveness writes (leases, dropping a
+  finished run's control requests) commit at ``NORMAL`` whatever the URL says.
 * **Reads** run on a small pool of reader threads, never on the event loop.
 * **Follow** is woken at once by appends from this process, and by a watcher polling with
   backoff for appends from other processes (see :mod:`agentdeck_stores._sqlite_follow`).
@@ -257,8 +258,9 @@ class _Backend:
         an fsync of its own for a ``liveness`` write); its result once committed."""
         self._check_usable()
         assert self._writer is not None
-        write = Write(LIVENESS if liveness else self._level, fn, liveness)
-        result: _T = await self._writer.submit(write, self._translate)
+        result: _T = await self._writer.submit(
+            Write(LIVENESS if liveness else self._level, fn, liveness), self._translate
+        )
         return result
 
 
