@@ -435,7 +435,8 @@ class Runtime:
             async for payload in payloads:
                 if ending is not None and payload.kind != "run.interrupted":
                     break  # after a suspension only further open questions may follow
-                if writer is None:
+                if writer is None or (writer.idle and payload.kind in TERMINAL_OR_SUSPENDING):
+                    # (An ending with nothing ahead of it is awaited anyway: no writer needed.)
                     await self.append(run_id, [payload])
                 else:
                     writer.push(payload)

@@ -63,8 +63,9 @@ class WriteBehind:
 
     @property
     def idle(self) -> bool:
-        """Nothing queued and nothing in flight."""
-        return self._writing is None and not self._pending
+        """Nothing queued, nothing in flight and no failed write to report: an append made
+        directly now would land right after everything pushed so far."""
+        return self._writing is None and not self._pending and self._error is None
 
     async def _drain(self) -> None:
         try:
