@@ -437,3 +437,30 @@ async def test_a_play_waits_for_a_step_in_flight_before_parking_on_a_question() 
         await run.answer("yes")
         assert await run == ["yes", "done"]
         assert SLOW_STEPS == ["done"]  # journaled: the replay did not run the step again
+
+
+async def test_a_finished_run_leaves_nothing_for_the_cyclic_garbage_collector() -> None:
+    """Every run's objects are freed by reference counting when its play ends: per-run cycles
+    would leave them to full collections, whose cost grows with everything the process holds."""
+    import gc
+
+    @workflow
+    async def trivial(ctx: WorkflowCtx) -> int:
+        return 1
+
+    async with Deck(workflows=[trivial], settings=Settings(env={}), observers=()) as deck:
+        for _ in range(5):
+            await deck.run("trivial")
+        await asyncio.sleep(0)
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            for _ in range(50):
+                await deck.run("trivial")
+            await asyncio.sleep(0.05)
+            gc.collect()
+            leaked = [type(o).__qualname__ for o in gc.garbage]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+    assert leaked == []

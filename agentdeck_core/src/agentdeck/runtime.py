@@ -700,7 +700,17 @@ class Runtime:
         replay after a crash finds the same child instead of starting another. A child that fails
         or is cancelled raises ``RunFailedError``; one that parks raises ``RunSuspendedError`` —
         the parent then parks too, and is resumed here when the child ends.
+
+        The closure holds the parent's fields, not the invocation that will hold the closure:
+        a reference cycle per run would leave every run's invocation to the cyclic garbage
+        collector instead of freeing it when the play ends.
         """
+        context, namespace, parent_run_id, deltas = (
+            parent.context,
+            parent.namespace,
+            parent.run_id,
+            parent.deltas,
+        )
 
         async def invoke_child(name: str, input: Any = None, *, key: str | None = None) -> Any:
             invocable = self.invocables.get(name)
@@ -718,11 +728,11 @@ class Runtime:
                     StartRequest(
                         invocable=invocable,
                         input=blocks,
-                        context=parent.context,
-                        namespace=parent.namespace,
-                        parent_run_id=parent.run_id,
+                        context=context,
+                        namespace=namespace,
+                        parent_run_id=parent_run_id,
                         key=key,
-                        deltas=parent.deltas,
+                        deltas=deltas,
                     )
                 )
                 child_id = record.run_id
