@@ -112,6 +112,9 @@ class Ports:
         writer = self.store._writer
         assert writer is not None
         await writer.thread.call(lambda c: c.set_trace_callback(self.statements.append))
+        inline = writer._adopt(asyncio.get_running_loop())  # None when a port is above NORMAL
+        if inline is not None:
+            inline.connection.set_trace_callback(self.statements.append)
 
     async def close(self) -> None:
         for port in (self.store, self.control, self.leases):
@@ -150,7 +153,10 @@ async def test_the_ports_on_one_file_write_through_one_thread(sqlite_path: Path)
     await ports.control.close()
     assert len(_writer_threads()) == before + 1  # the lease port still writes through it
     await ports.leases.close()
-    await asyncio.sleep(0)
+    for _ in range(200):  # stopped() resolves just before the thread's last line returns
+        if len(_writer_threads()) == before:
+            break
+        await asyncio.sleep(0.005)
     assert len(_writer_threads()) == before
 
 
@@ -274,3 +280,179 @@ def test_a_forked_child_writes_through_a_writer_of_its_own(sqlite_path: Path) ->
             await store.close()
 
     asyncio.run(check())
+
+
+# =========================================================================== inline at NORMAL
+
+
+class _CommitThreads:
+    """The names of the threads each ``COMMIT`` of the writer's connections ran on."""
+
+    def __init__(self, statements: list[str]) -> None:
+        self.names: list[str] = []
+        self.statements = statements  # the connection's one trace callback feeds both
+
+    def __call__(self, statement: str) -> None:
+        self.statements.append(statement)
+        if statement == "COMMIT":
+            self.names.append(threading.current_thread().name)
+
+
+async def test_writes_issued_in_one_loop_iteration_commit_once_on_the_loops_thread(
+    ports: Ports, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_sqlite_writer, "LIVENESS_LINGER", 0.0)
+    writer = ports.store._writer
+    assert writer is not None and writer._inline is not None
+    seen = _CommitThreads(ports.statements)
+    writer._inline.connection.set_trace_callback(seen)
+    runs = [new_run() for _ in range(20)]
+    opened = await asyncio.gather(*(ports.store.open_run(run) for run in runs))
+    assert all(outcome.opened for outcome in opened)
+    before = ports.commits()
+    recorded = await asyncio.gather(
+        *(ports.store.append(run.run_id, [TextDelta(message_id="m", text="x")]) for run in runs),
+        *(ports.leases.release(run.run_id, "nobody") for run in runs),
+        ports.control.forget([run.run_id for run in runs]),
+    )
+    assert [[event.seq for event in events] for events in recorded[:20]] == [[1]] * 20
+    assert ports.commits() == before + 1
+    assert seen.names == [threading.current_thread().name] * 2  # the opens, then the rest
+    for run in runs:
+        assert [event.seq for event in await ports.store.read(run.run_id)] == [0, 1]
+
+
+async def test_full_writes_commit_on_the_writer_thread(full_ports: Ports) -> None:
+    writer = full_ports.store._writer
+    assert writer is not None
+    seen = _CommitThreads(full_ports.statements)
+    await writer.thread.call(lambda c: c.set_trace_callback(seen))
+    run = new_run()
+    assert (await full_ports.store.open_run(run)).opened
+    assert await full_ports.leases.acquire(run.run_id, "worker", 60)  # NORMAL, yet on the thread
+    await full_ports.store.append(run.run_id, [RunCompleted()])
+    assert writer._inline is None
+    assert seen.names and all(name.startswith("agentdeck-sqlite-writer:") for name in seen.names)
+
+
+async def test_a_full_port_joining_sends_every_write_to_the_thread(ports: Ports) -> None:
+    run = new_run()
+    assert (await ports.store.open_run(run)).opened
+    writer = ports.store._writer
+    assert writer is not None and writer._inline is not None
+    full = SqliteEventStore.from_request(BackendRequest(url=f"{ports.store.url}?synchronous=full"))
+    await full.open()
+    try:
+        assert full._writer is writer and writer._inline is None
+        await ports.store.append(run.run_id, [TextDelta(message_id="m", text="x")])
+        await full.append(run.run_id, [RunCompleted()])
+        assert writer._inline is None
+        assert [event.seq for event in await ports.store.read(run.run_id)] == [0, 1, 2]
+    finally:
+        await full.close()
+
+
+async def test_a_second_event_loop_on_the_file_stays_correct(ports: Ports) -> None:
+    """Two loops append to shared runs at once: every event lands once, in order, and from
+    the second loop's first write on, both write through the thread."""
+    runs = [new_run() for _ in range(10)]
+    for run in runs:
+        assert (await ports.store.open_run(run)).opened
+    writer = ports.store._writer
+    assert writer is not None and writer._inline is not None
+    url = ports.store.url
+
+    async def other_loop() -> list[int]:
+        store = SqliteEventStore.from_request(BackendRequest(url=url))
+        await store.open()
+        try:
+            seqs: list[int] = []
+            for _ in range(20):
+                for run in runs:
+                    events = await store.append(run.run_id, [TextDelta(message_id="b", text="b")])
+                    seqs.extend(event.seq for event in events)
+            return seqs
+        finally:
+            await store.close()
+
+    result: list[list[int]] = []
+    thread = threading.Thread(target=lambda: result.append(asyncio.run(other_loop())))
+    thread.start()
+    mine: list[int] = []
+    for _ in range(20):
+        for run in runs:
+            events = await ports.store.append(run.run_id, [TextDelta(message_id="a", text="a")])
+            mine.extend(event.seq for event in events)
+        await asyncio.sleep(0)
+    await asyncio.to_thread(thread.join, 30)
+    assert not thread.is_alive() and len(result) == 1
+    assert len(mine) == len(result[0]) == 200
+    assert writer._inline is None and not writer._inline_allowed
+    for run in runs:
+        events = await ports.store.read(run.run_id)
+        assert [event.seq for event in events] == list(range(41))
+        texts = [event.payload.text for event in events if isinstance(event.payload, TextDelta)]
+        assert sorted(texts) == ["a"] * 20 + ["b"] * 20
+    # still written, through the thread now
+    await ports.store.append(runs[0].run_id, [RunCompleted()])
+    assert (await ports.store.get_run(runs[0].run_id)).last_seq == 41  # type: ignore[union-attr]
+
+
+async def test_an_inline_write_finding_the_file_locked_waits_off_the_loop(
+    ports: Ports, sqlite_path: Path
+) -> None:
+    run = new_run()
+    assert (await ports.store.open_run(run)).opened
+    blocker = sqlite3.connect(sqlite_path, isolation_level=None, check_same_thread=False)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")  # another process's writer, say
+        appending = asyncio.create_task(
+            ports.store.append(run.run_id, [TextDelta(message_id="m", text="x")])
+        )
+        ticks = 0
+        for _ in range(20):  # the loop keeps running while the append waits for the lock
+            await asyncio.sleep(0.005)
+            ticks += 1
+        assert ticks == 20 and not appending.done()
+        blocker.execute("COMMIT")
+        assert [event.seq for event in await asyncio.wait_for(appending, 10)] == [1]
+    finally:
+        blocker.close()
+    # the inline writer goes on committing afterwards
+    await ports.store.append(run.run_id, [RunCompleted()])
+    assert (await ports.store.get_run(run.run_id)).last_seq == 2  # type: ignore[union-attr]
+
+
+def test_a_store_used_from_one_loop_after_another_writes_inline_again(sqlite_path: Path) -> None:
+    store = SqliteEventStore.from_request(BackendRequest(url=f"sqlite:///{sqlite_path}"))
+    run = new_run()
+
+    async def first() -> None:
+        await store.open()
+        assert (await store.open_run(run)).opened
+
+    async def second() -> None:
+        assert store._writer is not None
+        await store.append(run.run_id, [RunCompleted()])
+        assert store._writer._inline is not None
+        assert store._writer._inline.loop is asyncio.get_running_loop()
+        await store.close()
+
+    asyncio.run(first())
+    asyncio.run(second())  # the first loop is closed: the writer moves to this one
+
+
+async def test_the_thread_checkpoints_the_wal_the_inline_writer_grows(
+    ports: Ports, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_sqlite_writer, "WAL_AUTOCHECKPOINT", 10)
+    writer = ports.store._writer
+    assert writer is not None and writer._inline is not None
+    # the inline connection never checkpoints on commit: that would stall the loop
+    assert writer._inline.connection.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    run = new_run()
+    assert (await ports.store.open_run(run)).opened
+    for n in range(12):  # one changed row each, at least
+        await ports.store.append(run.run_id, [TextDelta(message_id="m", text=str(n))])
+    await writer.thread.call(lambda c: None)  # the checkpoint was queued before this
+    assert "PRAGMA wal_checkpoint(PASSIVE)" in ports.statements

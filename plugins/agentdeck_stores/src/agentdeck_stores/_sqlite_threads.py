@@ -27,7 +27,17 @@ from typing import Any, Generic, TypeVar
 
 from agentdeck.errors import AgentDeckError
 
-__all__ = ["MAX_BATCH", "BatchFunction", "ConnectionThread", "Translate"]
+__all__ = [
+    "MAX_BATCH",
+    "BatchFunction",
+    "ConnectionThread",
+    "Queued",
+    "Settled",
+    "Translate",
+    "answers",
+    "outcomes",
+    "settle",
+]
 
 _T = TypeVar("_T")
 _J = TypeVar("_J")
@@ -46,7 +56,7 @@ Translate = Callable[[BaseException], BaseException]
 Settled = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
-def _settle(items: list[Settled]) -> None:
+def settle(items: list[Settled]) -> None:
     """Resolve futures on their own loop (a caller that gave up has cancelled its future)."""
     for future, result, error in items:
         if future.done():
@@ -65,20 +75,21 @@ def _deliver(items: list[Settled]) -> None:
             break
     else:  # the usual case: every caller on one loop
         with contextlib.suppress(RuntimeError):  # a closed loop took its callers with it
-            loop.call_soon_threadsafe(_settle, items)
+            loop.call_soon_threadsafe(settle, items)
         return
     by_loop: dict[asyncio.AbstractEventLoop, list[Settled]] = {}
     for item in items:
         by_loop.setdefault(item[0].get_loop(), []).append(item)
     for loop, settled in by_loop.items():
         with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(_settle, settled)
+            loop.call_soon_threadsafe(settle, settled)
 
 
 @dataclass(slots=True)
 class _Call:
     fn: Callable[[sqlite3.Connection], Any]
-    future: asyncio.Future[Any]
+    future: asyncio.Future[Any] | None
+    """``None`` for housekeeping nobody waits on (see :meth:`ConnectionThread.post`)."""
     translate: Translate
 
 
@@ -88,6 +99,9 @@ class _Queued(Generic[_J]):
     future: asyncio.Future[Any]
     translate: Translate
 
+
+Queued = _Queued
+"""A queued job with its caller's future and translation (also what the inline writer keeps)."""
 
 _STOP = object()
 
@@ -157,6 +171,17 @@ class ConnectionThread(Generic[_J]):
         self.work.put(_Queued(job, future, translate))
         return future
 
+    def hand(self, queued: Sequence[_Queued[_J]]) -> None:
+        """Queue jobs another writer took but could not commit (their futures are settled
+        from here, on their own loops)."""
+        for item in queued:
+            self.work.put(item)
+
+    def post(self, fn: Callable[[sqlite3.Connection], Any]) -> None:
+        """Run ``fn(connection)`` in the thread for nobody: housekeeping (a WAL checkpoint)
+        whose failure is harmless and whose outcome nobody waits for (errors are dropped)."""
+        self.work.put(_Call(fn, None, self._translate))
+
     def request_stop(self) -> None:
         """Queue the stop: everything queued before it still runs."""
         self.work.put(_STOP)
@@ -214,6 +239,10 @@ class ConnectionThread(Generic[_J]):
         return self._linger([queued.job for queued in batch])
 
     def _run_call(self, connection: sqlite3.Connection, call: _Call) -> None:
+        if call.future is None:
+            with contextlib.suppress(Exception):
+                call.fn(connection)
+            return
         try:
             result = call.fn(connection)
         except AgentDeckError as refused:
@@ -225,26 +254,46 @@ class ConnectionThread(Generic[_J]):
 
     def _run_batch(self, connection: sqlite3.Connection, batch: list[_Queued[_J]]) -> None:
         assert self._batch is not None, "only a writer takes batched jobs"
-        try:
-            outcomes = self._batch(connection, [queued.job for queued in batch])
-        except BaseException as exc:
-            # Each caller gets its own instance: one exception object raised in several tasks
-            # would pile their tracebacks onto each other.
-            _deliver(
-                [
-                    (queued.future, None, _copy_error(_as_seen(exc, queued.translate)))
-                    for queued in batch
-                ]
-            )
-            return
-        _deliver(
-            [
-                (queued.future, result, None)
-                if error is None
-                else (queued.future, None, _as_seen(error, queued.translate))
-                for queued, (result, error) in zip(batch, outcomes, strict=True)
-            ]
-        )
+        _deliver(outcomes(self._batch, connection, batch))
+
+
+def outcomes(
+    batch_function: BatchFunction[_J], connection: sqlite3.Connection, batch: Sequence[Any]
+) -> list[Settled]:
+    """Run ``batch`` (items with ``job``, ``future`` and ``translate``) through
+    ``batch_function``: what each caller gets, ready for :func:`settle` on the caller's loop."""
+    try:
+        results = batch_function(connection, [queued.job for queued in batch])
+    except BaseException as exc:
+        return answers(batch, None, exc)
+    return answers(batch, results, None)
+
+
+def answers(
+    batch: Sequence[Any],
+    results: list[tuple[Any, BaseException | None]] | None,
+    failed: BaseException | None,
+) -> list[Settled]:
+    """What each caller of ``batch`` gets: its ``(result, error)``, or the error the whole
+    batch ``failed`` with.
+
+    Shared by the writer thread and the inline writer that runs batches on an event loop (see
+    :mod:`agentdeck_stores._sqlite_writer`), so both answer exactly alike.
+    """
+    if results is None:
+        assert failed is not None
+        # Each caller gets its own instance: one exception object raised in several tasks
+        # would pile their tracebacks onto each other.
+        return [
+            (queued.future, None, _copy_error(_as_seen(failed, queued.translate)))
+            for queued in batch
+        ]
+    return [
+        (queued.future, result, None)
+        if error is None
+        else (queued.future, None, _as_seen(error, queued.translate))
+        for queued, (result, error) in zip(batch, results, strict=True)
+    ]
 
 
 def _as_seen(error: BaseException, translate: Translate) -> BaseException:

@@ -19,9 +19,30 @@ batch commits at the highest level among its writes:
   expire or are pruned), and in WAL mode the next ``FULL`` commit on the file syncs the WAL up to
   itself, taking every earlier ``NORMAL`` commit along.
 
-A batch of liveness writes alone waits a moment (:data:`LIVENESS_LINGER`) for a write that
-commits anyway: the runtime takes a run's lease beside its play, so the lease then shares the
-run's next append's transaction rather than costing one (and one wake-up of the caller) apiece.
+A batch of lease takings and renewals alone waits a moment (:data:`LIVENESS_LINGER`) for a
+write that commits anyway: the runtime takes a run's lease beside its play, so the lease then
+shares the run's next append's transaction rather than costing one (and one wake-up of the
+caller) apiece. (A release is awaited by its run: it does not wait for company.)
+
+**Inline at NORMAL.** A commit at ``synchronous=NORMAL`` costs SQLite some 15 µs (no ``fsync``),
+while handing it to the thread and back costs far more: two thread wake-ups and, above all,
+the GIL -- while the event loop runs Python the writer thread waits up to a switch interval
+(5 ms) for it, so a write issued mid-turn completes only when the loop idles. So while every
+port on the file writes at ``NORMAL`` and one event loop writes to it, the batches run on that
+loop's own thread (:class:`_InlineWriter`): a write is queued and a batch scheduled with
+``loop.call_soon``, so the writes issued in one loop iteration still commit together, through
+the same code the thread runs. The thread stays for everything else:
+
+* ``FULL``/``EXTRA`` writes (an ``fsync`` must not block the loop): a port at such a level
+  joining the file sends every write through the thread from then on;
+* a second live event loop writing to the file: from then on every write goes through the
+  thread (the inline connection is retired on its loop, after its queued writes);
+* a batch finding the file's write lock taken (another process, or the thread's own schema
+  or prune transaction): the inline connection never waits (busy timeout 0) -- the batch,
+  rolled back whole, is handed to the thread, which waits off the loop;
+* WAL checkpoints: the inline connection never checkpoints on commit; after every
+  :data:`~agentdeck_stores._sqlite_schema.WAL_AUTOCHECKPOINT` rows it changed, the thread runs
+  a ``PASSIVE`` checkpoint (which waits for nobody).
 """
 
 from __future__ import annotations
@@ -46,7 +67,15 @@ from agentdeck_stores._sql import (
     to_micros,
 )
 from agentdeck_stores._sqlite_follow import FollowHub, acquire_hub, release_hub
-from agentdeck_stores._sqlite_threads import ConnectionThread, Translate
+from agentdeck_stores._sqlite_schema import WAL_AUTOCHECKPOINT
+from agentdeck_stores._sqlite_threads import (
+    MAX_BATCH,
+    ConnectionThread,
+    Queued,
+    Translate,
+    answers,
+    settle,
+)
 
 __all__ = [
     "KEY_HOLDER",
@@ -94,7 +123,9 @@ class Write:
     level: int
     job: OpenJob | AppendJob | PortWrite
     liveness: bool = False
-    """A lease or control tidy-up: committed at :data:`LIVENESS`, and may wait for company."""
+    """A lease or control tidy-up: committed at :data:`LIVENESS`."""
+    linger: bool = False
+    """Nobody waits on it to go on (a lease taken beside a play): it may wait for company."""
 
 
 # =========================================================================== the row source
@@ -247,14 +278,68 @@ class SharedWriter:
             batch=self._commit,
             linger=_linger,
         )
+        self._connect = connect
         self._refs = 0
         self._level: int | None = None
         """The connection's ``synchronous`` level now (only the writer thread touches it)."""
+        self._inline: _InlineWriter | None = None
+        """The loop-thread writer while there is one (see the module docstring)."""
+        self._inline_allowed = True
+        """False for good once a port above ``NORMAL`` or a second live loop used the file."""
+        self._mode = threading.Lock()
 
     def submit(self, write: Write, translate: Translate) -> asyncio.Future[Any]:
         """Queue ``write``: the future of its outcome, set once the batch that took it
         committed (a plain call returning the future: no coroutine frame per write)."""
+        inline = self._inline
+        if (
+            inline is not None
+            and write.level == LIVENESS
+            and inline.loop is asyncio.get_running_loop()
+        ):
+            return inline.enqueue(write, translate)
+        if write.level == LIVENESS and self._inline_allowed:
+            inline = self._adopt(asyncio.get_running_loop())
+            if inline is not None:
+                return inline.enqueue(write, translate)
         return self.thread.enqueue(write, translate)
+
+    def _admit(self, port_level: int) -> None:
+        """A port joins: one writing above ``NORMAL`` sends every write through the thread."""
+        if port_level > LIVENESS:
+            self._forbid_inline()
+
+    def _forbid_inline(self) -> None:
+        with self._mode:
+            self._inline_allowed = False
+            retired, self._inline = self._inline, None
+        if retired is not None:
+            retired.retire()
+
+    def _adopt(self, loop: asyncio.AbstractEventLoop) -> _InlineWriter | None:
+        """The inline writer for ``loop``: the current one, or a new one if there is none (or
+        its loop is closed); ``None`` -- for good -- if another live loop has it."""
+        with self._mode:
+            current = self._inline
+            if current is not None and current.loop is loop:
+                return current
+            if current is not None:
+                self._inline = None
+                if not current.loop.is_closed():
+                    self._inline_allowed = False  # two loops write to the file: the thread
+                current.retire()
+            if not self._inline_allowed:
+                return None
+            try:
+                connection = self._connect()
+                connection.execute("PRAGMA synchronous=NORMAL")
+                connection.execute("PRAGMA busy_timeout=0")  # never wait on the loop
+                connection.execute("PRAGMA wal_autocheckpoint=0")  # the thread checkpoints
+            except Exception:
+                self._inline_allowed = False  # the thread reports the file's problem
+                return None
+            self._inline = _InlineWriter(self, loop, connection)
+            return self._inline
 
     async def call(
         self, fn: Callable[[sqlite3.Connection], _T], level: int, translate: Translate
@@ -278,7 +363,7 @@ class SharedWriter:
             self._level = wanted
 
     def _commit(
-        self, connection: sqlite3.Connection, writes: Sequence[Write]
+        self, connection: sqlite3.Connection, writes: Sequence[Write], *, inline: bool = False
     ) -> list[tuple[Any, BaseException | None]]:
         """Decide and write a batch in one transaction at its highest level, then wake
         followers.
@@ -289,7 +374,8 @@ class SharedWriter:
         so the failed one is undone alone and gets its error while the rest commit. (Failures
         are rare; the savepoints' statements are paid only then.)
         """
-        self._use(connection, max([write.level for write in writes]))
+        if not inline:  # the inline connection is always at NORMAL
+            self._use(connection, max([write.level for write in writes]))
         try:
             return self._transact(connection, writes, guarded=False)
         except _PortWriteFailed as failed:
@@ -340,6 +426,108 @@ class SharedWriter:
         return outcomes
 
 
+def _busy(error: BaseException) -> bool:
+    """Whether ``error`` is SQLite finding the write lock taken (nothing was written)."""
+    return (
+        isinstance(error, sqlite3.OperationalError)
+        and getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
+    )
+
+
+def _checkpoint(connection: sqlite3.Connection) -> None:
+    connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+
+class _InlineWriter:
+    """Commits the file's ``NORMAL`` write batches on one event loop's thread.
+
+    Its connection is used only from that thread. Writes queued in one loop iteration go in one
+    batch (``call_soon``); a lease taken alone waits :data:`LIVENESS_LINGER` for company
+    (``call_later``), like on the thread. Each batch runs :meth:`SharedWriter._commit` -- the
+    thread's own code -- and its callers' futures are settled directly.
+    """
+
+    def __init__(
+        self, owner: SharedWriter, loop: asyncio.AbstractEventLoop, connection: sqlite3.Connection
+    ) -> None:
+        self.owner = owner
+        self.loop = loop
+        self.connection = connection
+        self._pending: list[Queued[Write]] = []
+        self._handle: asyncio.Handle | None = None
+        self._lingering = False
+        self._retired = False
+        self._checkpointed = connection.total_changes
+
+    def enqueue(self, write: Write, translate: Translate) -> asyncio.Future[Any]:
+        if self._retired:  # only a write racing the retirement: the thread takes it
+            return self.owner.thread.enqueue(write, translate)
+        future: asyncio.Future[Any] = self.loop.create_future()
+        self._pending.append(Queued(write, future, translate))
+        if self._handle is None:
+            if write.linger:
+                self._handle = self.loop.call_later(LIVENESS_LINGER, self.run)
+                self._lingering = True
+            else:
+                self._handle = self.loop.call_soon(self.run)
+        elif self._lingering and not write.linger:
+            self._handle.cancel()
+            self._handle = self.loop.call_soon(self.run)
+            self._lingering = False
+        return future
+
+    def run(self) -> None:
+        """Commit everything queued, :data:`MAX_BATCH` writes per transaction."""
+        if self._handle is not None:
+            self._handle.cancel()  # when run early (retirement); harmless when it is this call
+            self._handle = None
+        self._lingering = False
+        while self._pending:
+            batch = self._pending[:MAX_BATCH]
+            del self._pending[:MAX_BATCH]
+            self._run_batch(batch)
+
+    def _run_batch(self, batch: list[Queued[Write]]) -> None:
+        try:
+            results = self.owner._commit(
+                self.connection, [queued.job for queued in batch], inline=True
+            )
+        except BaseException as exc:
+            if _busy(exc):  # the lock is taken (rolled back whole): wait for it off the loop
+                self.owner.thread.hand(batch)
+                return
+            settle(answers(batch, None, exc))
+            return
+        settle(answers(batch, results, None))
+        if self.connection.total_changes - self._checkpointed >= WAL_AUTOCHECKPOINT:
+            # Rows changed stand in for WAL pages written: cheap, and close enough.
+            self._checkpointed = self.connection.total_changes
+            self.owner.thread.post(_checkpoint)
+
+    def retire(self) -> None:
+        """From any thread: no more writes; those queued commit on the loop, then the
+        connection closes (at once if the loop is closed: nobody awaits its writes)."""
+        self._retired = True
+        if self.loop.is_closed():
+            self.connection.close()
+            return
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            self._finish()
+            return
+        try:
+            self.loop.call_soon_threadsafe(self._finish)
+        except RuntimeError:  # closed in the meantime
+            self.connection.close()
+
+    def _finish(self) -> None:
+        self.run()
+        self.connection.close()
+
+
 class _PortWriteFailed(Exception):
     """A write failed in a batch written without savepoints: roll back, write it guarded."""
 
@@ -355,7 +543,7 @@ def _linger(writes: Sequence[Write]) -> float:
     is typically followed at once by one of the run's appends: committed together they cost one
     transaction and one wake-up of the caller's loop rather than two.
     """
-    return LIVENESS_LINGER if all(write.liveness for write in writes) else 0.0
+    return LIVENESS_LINGER if all(write.linger for write in writes) else 0.0
 
 
 def _savepoint(
@@ -387,9 +575,13 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 async def acquire_writer(
-    path: str, connect: Callable[[], sqlite3.Connection], translate: Translate
+    path: str,
+    connect: Callable[[], sqlite3.Connection],
+    translate: Translate,
+    port_level: int = LIVENESS,
 ) -> SharedWriter:
-    """The process's writer for the database at ``path``, started if it is the first.
+    """The process's writer for the database at ``path``, started if it is the first, for a
+    port whose durable writes commit at ``port_level``.
 
     Raises what opening the connection raised (translated by the first port's ``translate``).
     """
@@ -400,6 +592,7 @@ async def acquire_writer(
             writer = _WRITERS[key] = SharedWriter(key, connect, translate)
             writer.thread.launch()
         writer._refs += 1
+        writer._admit(port_level)
     try:
         await writer.thread.ready()
     except BaseException:
@@ -417,6 +610,7 @@ def release_writer(writer: SharedWriter) -> bool:
             return False
         if _WRITERS.get(writer.path) is writer:
             del _WRITERS[writer.path]
+    writer._forbid_inline()  # its queued writes commit first (on its loop)
     writer.thread.request_stop()
     release_hub(writer.hub)
     return True

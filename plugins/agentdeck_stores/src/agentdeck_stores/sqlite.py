@@ -3,9 +3,11 @@
 Durable and shared by every process that opens the same file (on one machine: SQLite's locks
 need a local filesystem). The file runs in WAL mode, so readers never wait for the writer.
 
-* **Writes** of every port on one file go through one writer thread per process (see
+* **Writes** of every port on one file go through one writer per process (see
   :mod:`agentdeck_stores._sqlite_writer`), which commits the writes queued while it was busy in
-  one transaction (group commit). An open or append returns only after its transaction
+  one transaction (group commit). At ``synchronous=NORMAL`` with one event loop writing, it
+  commits on that loop's thread (a commit without ``fsync`` is cheaper than a thread hop);
+  otherwise on a writer thread. An open or append returns only after its transaction
   committed, at ``synchronous=NORMAL`` by default (safe from a crash of the process;
   ``?synchronous=full`` for safe from a power cut). Liveness writes (leases, dropping a
   finished run's control requests) commit at ``NORMAL`` whatever the URL says.
@@ -219,7 +221,7 @@ class _Backend:
 
     async def _start(self, readers: int, role: str) -> None:
         """Join the file's writer (creating or migrating the schema) and start the readers."""
-        writer = await acquire_writer(self.path, self._connect, self._translate)
+        writer = await acquire_writer(self.path, self._connect, self._translate, self._level)
         threads: list[ConnectionThread[Any]] = []
         try:
             await writer.call(partial(ensure_schema, url=self.url), self._level, self._translate)
@@ -253,13 +255,20 @@ class _Backend:
         self._check_usable()
         return await self._readers[0].call(fn)
 
-    async def _write(self, fn: Callable[[sqlite3.Connection], _T], *, liveness: bool = False) -> _T:
+    async def _write(
+        self,
+        fn: Callable[[sqlite3.Connection], _T],
+        *,
+        liveness: bool = False,
+        linger: bool = False,
+    ) -> _T:
         """Commit ``fn`` with the writes queued beside it (at this port's level, or without
-        an fsync of its own for a ``liveness`` write); its result once committed."""
+        an fsync of its own for a ``liveness`` write, which may ``linger`` for company when
+        nobody waits on it); its result once committed."""
         self._check_usable()
         assert self._writer is not None
         result: _T = await self._writer.submit(
-            Write(LIVENESS if liveness else self._level, fn, liveness), self._translate
+            Write(LIVENESS if liveness else self._level, fn, liveness, linger), self._translate
         )
         return result
 
@@ -565,7 +574,7 @@ class SqliteLeasePort(_SmallPort, LeasePort):
             ).fetchone()
             return row is not None
 
-        return await self._write(upsert, liveness=True)
+        return await self._write(upsert, liveness=True, linger=True)
 
     async def renew(self, run_id: str, owner: str, ttl: float) -> bool:
         span = _ttl(ttl)
@@ -580,7 +589,7 @@ class SqliteLeasePort(_SmallPort, LeasePort):
             ).fetchone()
             return row is not None
 
-        return await self._write(update, liveness=True)
+        return await self._write(update, liveness=True, linger=True)
 
     async def release(self, run_id: str, owner: str) -> None:
         def delete(connection: sqlite3.Connection) -> None:
