@@ -130,17 +130,22 @@ class ObserverHub:
         if not self._taps:
             return
         now = self._monotonic()
-        for event in events:
-            for tap in self._taps:
-                view = tap.observer.view
-                if view is not None and not view(event):
-                    continue
-                disabled_until = tap.stats.disabled_until
-                if disabled_until is not None and now < disabled_until:
-                    self._dropped(tap)
-                    continue
+        for tap in self._taps:
+            # Per tap, then per event: a disabled observer's whole batch is dropped at once.
+            view = tap.observer.view
+            accepted = events if view is None else [event for event in events if view(event)]
+            if not accepted:
+                continue
+            disabled_until = tap.stats.disabled_until
+            if disabled_until is not None and now < disabled_until:
+                self._dropped(tap, len(accepted))
+                continue
+            refused = 0
+            for event in accepted:
                 if not tap.put(event):
-                    self._dropped(tap)
+                    refused += 1
+            if refused:
+                self._dropped(tap, refused)
 
     def _dropped(self, tap: _Tap, count: int = 1) -> None:
         tap.stats.dropped += count
