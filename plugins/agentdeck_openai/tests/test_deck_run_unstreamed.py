@@ -8,15 +8,12 @@ and the model must have been asked without ``stream`` by the first and with it b
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import engine_support as support  # loaded by conftest.py
 import pytest
 from agents import Agent as SDKAgent
 from agents.items import MessageOutputItem
@@ -72,21 +69,6 @@ from agentdeck_openai.testing import (
 from agentdeck_openai.testing.model import ScriptedModel
 from agentdeck_openai.translate import Translator
 from agentdeck_openai.unstreamed import WholeResponseModel, WholeResponseProvider
-
-
-def _support() -> ModuleType:
-    if "engine_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "engine_support", Path(__file__).with_name("engine_support.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["engine_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["engine_support"]
-
-
-support = _support()
 
 DELTAS = frozenset({"text.delta", "thought.delta"})
 RAN: list[str] = []

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib.util
 import json
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
+
+import engine_support as support  # loaded by conftest.py
 
 from agentdeck import Agent
 from agentdeck.catalog import Catalog
@@ -36,21 +34,6 @@ from agentdeck.testing.engine_kit import (
 from agentdeck.workflows import workflow
 from agentdeck_openai.approvals import STATE_NAME
 from agentdeck_openai.testing import LoopbackModelServer, call, reply, tool_call, tool_calls
-
-
-def _support() -> ModuleType:
-    if "engine_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "engine_support", Path(__file__).with_name("engine_support.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["engine_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["engine_support"]
-
-
-support = _support()
 
 
 @workflow

@@ -3,13 +3,10 @@ model's request from settings and declarations. Compiling touches no network."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import warnings
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import engine_support as support  # loaded by conftest.py
 import pytest
 from agents import Model, ModelProvider, TracingProcessor, function_tool, set_trace_processors
 from agents.testing import ScriptedModel, assistant_message
@@ -25,21 +22,6 @@ from agentdeck.tools import tool
 from agentdeck.workflows import workflow
 from agentdeck_openai.engine import OpenAIEngine
 from agentdeck_openai.testing import LoopbackModelServer, reply, tool_call
-
-
-def _support() -> ModuleType:
-    if "engine_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "engine_support", Path(__file__).with_name("engine_support.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["engine_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["engine_support"]
-
-
-support = _support()
 
 
 def engine_with(**env: str) -> OpenAIEngine:

@@ -7,12 +7,9 @@ model call, a fresh engine instance continues a parked one).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from types import ModuleType
 
+import engine_support as support  # loaded by conftest.py
 import pytest
 
 from agentdeck import Agent
@@ -21,21 +18,6 @@ from agentdeck.ports import Engine
 from agentdeck.testing.engine_kit import EngineContract, EngineScenarios
 from agentdeck.tools import tool
 from agentdeck_openai.testing import LoopbackModelServer, ModelRequest, Script, reply, tool_call
-
-
-def _support() -> ModuleType:
-    if "engine_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "engine_support", Path(__file__).with_name("engine_support.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["engine_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["engine_support"]
-
-
-support = _support()
 
 SECRET = "the vault code is 4711"
 

@@ -6,10 +6,7 @@ them, as the runtime does when a pause or cancel is pending.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
+import engine_support as support  # loaded by conftest.py
 
 from agentdeck import Agent
 from agentdeck.content import TextBlock
@@ -39,21 +36,6 @@ from agentdeck_openai.testing import (
     server_error,
     tool_call,
 )
-
-
-def _support() -> ModuleType:
-    if "engine_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "engine_support", Path(__file__).with_name("engine_support.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["engine_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["engine_support"]
-
-
-support = _support()
 
 RAN: list[int] = []
 

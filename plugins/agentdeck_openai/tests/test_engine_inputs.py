@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import base64
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 
+import engine_support as support  # loaded by conftest.py
 import pytest
 
 from agentdeck import Agent
@@ -23,21 +20,6 @@ from agentdeck.errors import ConfigError
 from agentdeck.ports import Invocation
 from agentdeck.testing.engine_kit import check_completed, drive, make_invocation
 from agentdeck_openai.testing import LoopbackModelServer, reply
-
-
-def _support() -> ModuleType:
-    if "engine_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "engine_support", Path(__file__).with_name("engine_support.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["engine_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["engine_support"]
-
-
-support = _support()
 
 INTAKE = Agent(name="Intake", instructions="Read what you are given.")
 PNG = base64.b64encode(b"\x89PNG receipt").decode()

@@ -3,12 +3,11 @@ close. The server is a real stdio MCP server (``mcp_echo_server.py``, mcp 2.x)."
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import sys
 from pathlib import Path
-from types import ModuleType
 
+import engine_support as support  # loaded by conftest.py
 import pytest
 
 from agentdeck import Agent
@@ -24,21 +23,6 @@ from agentdeck.testing.engine_kit import (
     make_invocation,
 )
 from agentdeck_openai.testing import LoopbackModelServer, reply, tool_call
-
-
-def _support() -> ModuleType:
-    if "engine_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "engine_support", Path(__file__).with_name("engine_support.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["engine_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["engine_support"]
-
-
-support = _support()
 
 ECHO = MCPServerSpec(
     name="echo",

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
-from types import ModuleType
 
+import engine_support as support  # loaded by conftest.py
 import pytest
 
 from agentdeck import Agent
@@ -26,21 +23,6 @@ from agentdeck.testing.fixtures import RedisPrefix
 from agentdeck.tools import tool
 from agentdeck_openai.sessions import LocalSessionFactory, RedisSessionFactory
 from agentdeck_openai.testing import LoopbackModelServer, handoff, reply, tool_call
-
-
-def _support() -> ModuleType:
-    if "engine_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "engine_support", Path(__file__).with_name("engine_support.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["engine_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["engine_support"]
-
-
-support = _support()
 
 GREETER = Agent(
     name="Greeter",

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import engine_support as support  # loaded by conftest.py
 import pytest
 from pydantic import BaseModel
 
@@ -51,21 +49,6 @@ from agentdeck_openai.testing import (
 from agentdeck_openai.testing import (
     Usage as ScriptedUsage,
 )
-
-
-def _support() -> ModuleType:
-    if "engine_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "engine_support", Path(__file__).with_name("engine_support.py")
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["engine_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["engine_support"]
-
-
-support = _support()
 
 
 class Opaque:
