@@ -16,9 +16,9 @@ A text turn is one model call answering a 20-delta reply; a tool turn is two mod
 one function tool. Turns play without a session. The SQLite rows point the deck's whole state
 (``AGENTDECK_STATE``) at a file in a temporary directory.
 
-Which SDK call each row compares with: ``Deck.run`` asks for no deltas, so the engine gets each
-model reply whole, as ``Runner.run`` does (``AGENTDECK_RUNNER_DELTAS=when-asked``, the default;
-see ``agentdeck_openai.unstreamed``). The rows "Deck.run vs/added over Runner.run" measure what a
+Which SDK call each row compares with: ``Deck.run`` asks for no deltas, so the engine plays the
+turn on ``Runner.run`` itself (``AGENTDECK_RUNNER_DELTAS=when-asked``, the default; see
+``agentdeck_openai.quiet``). The rows "Deck.run vs/added over Runner.run" measure what a
 user switching from ``Runner.run`` to ``Deck.run`` sees (issue 6's target). The rows "added over
 run_streamed" hold streaming equal instead: their deck has ``AGENTDECK_RUNNER_DELTAS=always``,
 so ``Deck.run`` streams every model call (as ``deck.stream`` does) and is compared with the SDK's

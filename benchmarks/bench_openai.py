@@ -9,9 +9,9 @@ by consuming ``engine.play`` alone; the baseline is the SDK's ``Runner.run_strea
 same way the engine drains it. What a real ``Deck`` adds (store, observers) is measured in
 ``bench_agent_turns.py``.
 
-**Without deltas.** ``Deck.run`` asks for no deltas, and the engine then gets each model reply
-whole (``agentdeck_openai.unstreamed``) while still playing ``Runner.run_streamed``: one row puts
-that play (no Deck) beside ``Runner.run``, the SDK's non-streamed runner on the same server.
+**Without deltas.** ``Deck.run`` asks for no deltas, and the engine then plays quietly: the SDK's
+own ``Runner.run``, its events taken from run hooks (``agentdeck_openai.quiet``). One row puts
+that play (no Deck) beside ``Runner.run`` bare on the same server.
 
 **Why a streamed turn costs more than ``Runner.run``.** A turn that streams its model calls (for
 ``deck.stream``, run handles, HTTP) pays for it: over the loopback server a streamed model call
@@ -225,7 +225,7 @@ def engine_play_added_over_streamed() -> Pair:
     unit="us",
 )
 def engine_play_whole_added_over_run() -> Pair:
-    """Deck.run's play, no Deck: the engine's work and the SDK's streamed runner, per turn."""
+    """Deck.run's play, no Deck: the engine's work around the SDK's Runner.run, per turn."""
     return Pair(subject=_engine_play(deltas=False), baseline=_bare_run(_http_config(_server())))
 
 

@@ -20,6 +20,7 @@ from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import check_completed, drive, make_invocation
 from agentdeck.tools import tool
 from agentdeck.workflows import workflow
+from agentdeck_openai.dispatch_gate import declares_approval
 from agentdeck_openai.engine import OpenAIEngine
 from agentdeck_openai.testing import LoopbackModelServer, reply, tool_call
 
@@ -111,7 +112,7 @@ def test_an_inline_subagent_stays_an_in_process_agent_tool() -> None:
     compiled = engine.compile(lead).compiled
     assert compiled.child_tools == {}
     assert list(compiled.graph) == ["Lead", "Helper"]
-    assert _sdk_tool(engine, lead, "Helper").needs_approval is False
+    assert not declares_approval(_sdk_tool(engine, lead, "Helper"))
 
 
 def test_a_tool_named_like_a_generated_one_is_refused() -> None:

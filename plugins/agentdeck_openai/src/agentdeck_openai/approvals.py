@@ -143,7 +143,10 @@ class Parked:
     call id it asks about (empty after a pause); ``decided`` lists the call ids whose approval is
     already decided in ``sdk_state``; ``cleared`` the calls of subagents run as child runs that
     an approval let through, whose child must still end before the SDK runs them; ``artifacts``
-    are blocks tools produced before the run stopped, which ``run.completed`` still has to carry.
+    are blocks tools produced before the run stopped, which ``run.completed`` still has to carry;
+    ``held`` the calls a pause held back at the dispatch gate of a quiet play (they never ran;
+    the resumed run lets them through); ``completed`` the output of a quiet play paused after its
+    final reply (the resumed run completes with it, ``sdk_state`` is then empty).
     """
 
     sdk_state: str
@@ -151,6 +154,8 @@ class Parked:
     decided: list[str] = field(default_factory=list)
     cleared: list[str] = field(default_factory=list)
     artifacts: list[ContentBlock] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    completed: list[ContentBlock] | None = None
 
     def to_bytes(self) -> bytes:
         return json.dumps(
@@ -161,6 +166,12 @@ class Parked:
                 "decided": self.decided,
                 "cleared": self.cleared,
                 "artifacts": [block.model_dump(mode="json") for block in self.artifacts],
+                "held": self.held,
+                "completed": (
+                    None
+                    if self.completed is None
+                    else [block.model_dump(mode="json") for block in self.completed]
+                ),
             },
             ensure_ascii=False,
         ).encode("utf-8")
@@ -177,6 +188,10 @@ class Parked:
                 decided=[str(call_id) for call_id in raw.get("decided") or []],
                 cleared=[str(call_id) for call_id in raw.get("cleared") or []],
                 artifacts=content_blocks(list(raw.get("artifacts") or [])),
+                held=[str(call_id) for call_id in raw.get("held") or []],
+                completed=(
+                    None if raw.get("completed") is None else content_blocks(raw["completed"])
+                ),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as bad:
             raise ReplayError(

@@ -10,6 +10,8 @@ cycles close. What each declaration becomes:
 * ``tools``: ``@tool``/plain functions become function tools served by
   :mod:`agentdeck_openai.function_tools`; SDK tool objects are kept (a ``FunctionTool`` gains the
   tool-dispatch safe point); ``interrupt_on`` and ``needs_approval`` make calls wait for approval;
+  every function tool's approval setting goes behind a
+  :class:`~agentdeck_openai.dispatch_gate.DispatchGate` (a quiet play's safe point);
 * ``subagents``: agents and workflows of the catalog become tools that start them as **child
   runs** (:mod:`agentdeck_openai.child_runs`); an agent given inline (an object the catalog does
   not hold) is called in-process with the SDK's ``as_tool``, its failures propagating to the run;
@@ -57,6 +59,7 @@ from agentdeck_openai.child_runs import (
     workflow_input_schema,
 )
 from agentdeck_openai.config import EngineConfig
+from agentdeck_openai.dispatch_gate import declares_approval, gated
 from agentdeck_openai.function_tools import function_tool, wrap_native
 from agentdeck_openai.hooks import HookSet, sdk_hooks
 from agentdeck_openai.planning import PLAN_TOOL, plan_tool
@@ -102,6 +105,18 @@ class CompiledAgent:
         run, or ``None`` when that tool is something else."""
         compiled = self.graph.get(agent_name or "")
         return None if compiled is None else compiled.child_tools.get(tool)
+
+    def declares_approval(self, agent_name: str | None, tool: str) -> bool:
+        """Whether a call of ``tool`` by the agent named ``agent_name`` may wait for a person
+        (``False`` only for a gated tool of this graph that declares no approval: the SDK held
+        such a call only because it could not read its arguments)."""
+        compiled = self.graph.get(agent_name or "")
+        if compiled is None:
+            return True
+        for offered in compiled.sdk_agent.tools:
+            if getattr(offered, "name", None) == tool:
+                return declares_approval(offered)
+        return True
 
 
 def subagent_tool_name(name: str) -> str:
@@ -289,7 +304,7 @@ class Compiler:
         if agent.planning:
             tools.append(plan_tool())
         _refuse_duplicates(agent, tools)
-        return tools
+        return [gated(tool) if isinstance(tool, FunctionTool) else tool for tool in tools]
 
     def _skills(self, agent: Agent) -> list[Skill]:
         catalog_skills: Mapping[str, Skill] = getattr(self._catalog, "skills", None) or {}

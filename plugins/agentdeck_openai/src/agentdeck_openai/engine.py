@@ -17,15 +17,16 @@ Per run the SDK receives:
   ``AGENTDECK_RUNNER_WORKFLOW_NAME``, and the SDK's own trace export switched off unless
   ``AGENTDECK_RUNNER_SDK_TRACING`` is true.
 
-**Every play runs ``Runner.run_streamed``**, with the same translation, safe points, approvals
-and pause, however the run was started. Model calls stream token by token when the invocation
-asks for deltas (``deck.stream``, run handles, the HTTP binding). A ``Deck.run()`` asks for none
-(it returns only the result): unless ``AGENTDECK_RUNNER_DELTAS=always``, its model calls are then
-answered whole (:mod:`agentdeck_openai.unstreamed`), because the ``openai`` client validates
-every SSE event into a typed object, which over a fast endpoint makes a streamed call about twice
-a non-streamed one. Such a run's log has the same message, tool, handoff and usage events, only
-no ``text.delta``/``thought.delta``; a pause or cancel then acts when the model call in progress
-ends rather than between two tokens (the README's "What a turn costs" has the measurements).
+**Two ways to play, one record.** A run that asks for deltas (``deck.stream``, run handles, the
+HTTP binding) plays on ``Runner.run_streamed``, its model calls streamed token by token. A
+``Deck.run()`` asks for none (it returns only the result): unless
+``AGENTDECK_RUNNER_DELTAS=always``, it plays *quietly* on the SDK's ``Runner.run``, its events
+taken from run hooks (:mod:`agentdeck_openai.quiet`), because the streamed runner's task, queue
+and per-item events, and the ``openai`` client's validation of every SSE event, are pure cost
+when nobody reads the tokens. Both record the same message, tool, handoff, usage and approval
+events (a quiet run has no ``text.delta``/``thought.delta``) and share approvals, child runs,
+failures and the saved state; they differ in where a pause or cancel can land (the README's
+"Run control" and "What a turn costs").
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ from agentdeck_openai.config import EngineConfig
 from agentdeck_openai.inputs import check_blocks
 from agentdeck_openai.mcp_servers import MCPServers
 from agentdeck_openai.play import Play
-from agentdeck_openai.unstreamed import WholeResponseProvider
 
 __all__ = ["OpenAIEngine"]
 
@@ -89,8 +89,6 @@ class OpenAIEngine(Engine):
         self._compiled: dict[int, Invocable] = {}
         self._given_provider = model_provider
         self._provider: ModelProvider | None = model_provider
-        self._whole: WholeResponseProvider | None = None
-        """``_provider`` answering each model call whole (for plays that want no deltas)."""
         self._client: openai.AsyncOpenAI | None = None
         self._mcp = MCPServers()
         self._mcp_starting = asyncio.Lock()
@@ -184,12 +182,6 @@ class OpenAIEngine(Engine):
         self._provider = OpenAIProvider(openai_client=client, use_responses=settings.use_responses)
         return self._provider
 
-    def _whole_provider(self, provider: ModelProvider) -> WholeResponseProvider:
-        whole = self._whole
-        if whole is None or whole.provider is not provider:
-            whole = self._whole = WholeResponseProvider(provider)
-        return whole
-
     async def _start_mcp(self, names: set[str]) -> None:
         """Start the named servers not started yet (a deck may compile after opening)."""
         if names <= set(self._mcp.servers):
@@ -223,8 +215,6 @@ class OpenAIEngine(Engine):
             )
         check_blocks(invocation.input, use_responses=self.config.use_responses)
         provider = self._model_provider()
-        if not invocation.deltas and self.config.runner.deltas == "when-asked":
-            provider = self._whole_provider(provider)
         await self._start_mcp(set(_servers(invocation.invocable)))
         play = Play(
             invocation,
@@ -233,6 +223,7 @@ class OpenAIEngine(Engine):
             session=self._session(invocation),
             max_turns=self.config.runner.max_turns,
             use_responses=self.config.use_responses,
+            quiet=not invocation.deltas and self.config.runner.deltas == "when-asked",
         )
         # Closed here when the runtime stops reading (it does at the run's last event), not
         # left to the loop's async-generator finalizer: that costs every run a self-pipe

@@ -31,14 +31,15 @@ resumed state, so no input is recorded twice.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from agents import RunConfig, Runner, RunState
-from agents.result import RunResultStreaming
+from agents.result import RunResult, RunResultStreaming
 from agents.run_context import RunContextWrapper
 
 from agentdeck.content import ContentBlock, DataBlock, TextBlock
@@ -76,6 +77,7 @@ from agentdeck_openai.compile import CompiledAgent
 from agentdeck_openai.failures import failure_of, tool_failure
 from agentdeck_openai.hooks import HookFailed
 from agentdeck_openai.inputs import to_sdk_input
+from agentdeck_openai.quiet import END, Feed, QuietHooks, SafePointAsk
 from agentdeck_openai.scope import RunScope, serialize_scope
 from agentdeck_openai.tool_results import json_text, parse_arguments
 from agentdeck_openai.translate import Translator
@@ -98,6 +100,14 @@ class _Verdict:
     interrupt_id: str | None = None
 
 
+@dataclass(slots=True)
+class _Outcome:
+    """How one quiet SDK run ended: its result, or what it raised."""
+
+    result: RunResult | None = None
+    error: Exception | None = None
+
+
 class Play:
     """Everything one play needs; :meth:`run` is the async generator of its payloads."""
 
@@ -110,6 +120,7 @@ class Play:
         session: Any,
         max_turns: int,
         use_responses: bool,
+        quiet: bool = False,
     ) -> None:
         self.invocation = invocation
         self.compiled = compiled
@@ -118,6 +129,7 @@ class Play:
         self.max_turns = max_turns
         self.use_responses = use_responses
         self.scope = RunScope(invocation)
+        self.scope.quiet = quiet
         self.translator = Translator(self.scope, invocation.history)
         self.decided: list[str] = []
         self.cleared: list[str] = []
@@ -145,11 +157,15 @@ class Play:
                     )
                 # Paused before the SDK kept anything: the turn is played again from its input.
                 run_input = to_sdk_input(invocation.input, use_responses=self.use_responses)
+            elif parked.completed is not None:
+                # A quiet play paused after its final reply: the run completes with it.
+                await self._forget()
+                yield RunCompleted(output=parked.completed, usage=self._usage())
+                return
             else:
                 state = await self._restore(parked)
                 ended = False
-                pending = pending_of(state.get_interruptions())
-                settled = self._settle(state, pending, consult_policy=False)
+                settled = self._settle(state, pending_of(state.get_interruptions()))
                 async with contextlib.aclosing(settled):
                     async for payload in settled:
                         ended = ended or payload.kind in _ENDS_PLAY
@@ -158,38 +174,60 @@ class Play:
                     return
                 run_input = state
         while True:
-            result = Runner.run_streamed(
-                self.compiled.sdk_agent,
-                run_input,
-                context=self.scope,
-                max_turns=self.max_turns,
-                run_config=self.run_config,
-                session=self.session,
-            )
+            result: RunResult | RunResultStreaming | None
             error: Exception | None = None
-            stream = result.stream_events()
-            self.scope.attach(result.cancel)
-            try:
-                # The stream loop is inline rather than a generator of its own: one async
-                # generator less for every payload of the turn to pass through.
-                scope, translate = self.scope, self.translator.translate
-                async for event in stream:
-                    payloads = translate(event)
-                    if not payloads:
-                        continue
-                    for payload in payloads:
-                        if scope.stopping:
-                            break
+            if self.scope.quiet:
+                if isinstance(run_input, RunState) and await self.scope.safepoint(
+                    SafePoint.TOOL_DISPATCH
+                ):
+                    # Continuing a settled turn runs the calls it let through: their safe point.
+                    for payload in await self._obey(run_input):
                         yield payload
-                    if scope.stopping or await scope.safepoint(SafePoint.STREAM_ITEM) is not None:
-                        break
-            except Exception as exc:
-                error = exc
-            finally:
-                self.scope.attach(None)
-                await _stop(result, stream)
+                    return
+                outcome = _Outcome()
+                async with contextlib.aclosing(self._run_quiet(run_input, outcome)) as quiet:
+                    async for payload in quiet:
+                        yield payload
+                result, error = outcome.result, outcome.error
+                if result is not None and not self.scope.stopping:
+                    for payload in self.translator.outputs_kept(result.new_items):
+                        yield payload
+            else:
+                streamed = result = Runner.run_streamed(
+                    self.compiled.sdk_agent,
+                    run_input,
+                    context=self.scope,
+                    max_turns=self.max_turns,
+                    run_config=self.run_config,
+                    session=self.session,
+                )
+                stream = streamed.stream_events()
+                self.scope.attach(streamed.cancel)
+                try:
+                    # The stream loop is inline rather than a generator of its own: one async
+                    # generator less for every payload of the turn to pass through.
+                    scope, translate = self.scope, self.translator.translate
+                    async for event in stream:
+                        payloads = translate(event)
+                        if not payloads:
+                            continue
+                        for payload in payloads:
+                            if scope.stopping:
+                                break
+                            yield payload
+                        if (
+                            scope.stopping
+                            or await scope.safepoint(SafePoint.STREAM_ITEM) is not None
+                        ):
+                            break
+                except Exception as exc:
+                    error = exc
+                finally:
+                    self.scope.attach(None)
+                    await _stop(streamed, stream)
 
-            if self.scope.directive is not None:
+            # A quiet run stopped by nothing but itself: an error it raised is the run's.
+            if self.scope.directive is not None and (error is None or not self.scope.quiet):
                 for payload in await self._obey(result):
                     yield payload
                 return
@@ -206,10 +244,11 @@ class Play:
                 await self._forget()
                 yield failure_of(error, agent=self.agent_name, max_turns=self.max_turns)
                 return
+            assert result is not None
             if result.interruptions:
                 state = result.to_state()
                 ended = False
-                settled = self._settle(state, pending_of(result.interruptions), consult_policy=True)
+                settled = self._settle(state, pending_of(result.interruptions))
                 try:
                     async with contextlib.aclosing(settled):
                         async for payload in settled:
@@ -227,17 +266,68 @@ class Play:
             yield RunCompleted(output=self._output(result.final_output), usage=self._usage())
             return
 
+    async def _run_quiet(self, run_input: Any, outcome: _Outcome) -> AsyncIterator[Payload]:
+        """One ``Runner.run`` of a quiet play (see :mod:`agentdeck_openai.quiet`).
+
+        The SDK runs in a task of its own; its run hooks put payloads and safe-point requests on
+        the feed, which this drains in order: every payload is yielded, and a safe point is
+        taken (and its directive handed back to the waiting hook) only once everything before
+        it is. ``outcome`` receives the result, or the exception the run raised.
+        """
+        scope, feed = self.scope, Feed()
+        scope.feed = feed
+        task = asyncio.ensure_future(
+            Runner.run(
+                self.compiled.sdk_agent,
+                run_input,
+                context=scope,
+                max_turns=self.max_turns,
+                run_config=self.run_config,
+                session=self.session,
+                hooks=QuietHooks(scope, self.translator, feed),
+            )
+        )
+        task.add_done_callback(lambda _done: feed.end())
+        try:
+            while (entry := await feed.next()) is not END:
+                if isinstance(entry, SafePointAsk):
+                    directive = await scope.safepoint(entry.point)
+                    if not entry.answer.done():
+                        entry.answer.set_result(directive)
+                    continue
+                if scope.stopping:
+                    continue  # the directive's payloads end the play; nothing follows them
+                for payload in cast("list[Payload]", entry):
+                    yield payload
+        finally:
+            scope.feed = None
+            if not task.done():  # the play was closed early: the SDK run goes with it
+                task.cancel()
+                await asyncio.wait((task,))
+        try:
+            outcome.result = task.result()
+        except Exception as exc:
+            outcome.error = exc
+
     # ------------------------------------------------------------------ run control
 
-    async def _obey(self, state: RunResultStreaming | RunState[Any, Any]) -> tuple[Payload, ...]:
+    async def _obey(
+        self, stopped: RunResult | RunResultStreaming | RunState[Any, Any] | None
+    ) -> tuple[Payload, ...]:
         """Persist what a pause needs (the SDK state of the stopped run, or the state the play
-        holds between SDK runs), and hand back the directive's payloads to end the play."""
+        holds between SDK runs), and hand back the directive's payloads to end the play.
+
+        A quiet run paused after its final reply has finished: its output is what is kept.
+        """
         directive = self.scope.directive
         assert directive is not None
         if directive.verb is ControlVerb.PAUSE:
-            await self._save(
-                state.to_state() if isinstance(state, RunResultStreaming) else state, {}
-            )
+            if isinstance(stopped, RunResult) and not stopped.interruptions:
+                await self._save(None, {}, completed=self._output(stopped.final_output))
+            elif isinstance(stopped, RunResult | RunResultStreaming):
+                await self._save(stopped.to_state(), {})
+            else:
+                await self._save(stopped, {})
         else:
             await self._forget()
         return directive.payloads
@@ -262,15 +352,18 @@ class Play:
         self.decided = list(parked.decided)
         self.cleared = list(parked.cleared)
         self.interrupts = dict(parked.interrupts)
+        self.scope.held = set(parked.held)
         return state
 
     async def _settle(
-        self, state: RunState[Any, Any], pending: Sequence[Pending], *, consult_policy: bool
+        self, state: RunState[Any, Any], pending: Sequence[Pending]
     ) -> AsyncIterator[Payload]:
         """Deal with the calls the SDK stopped on, yielding what that records.
 
-        First every approval: the answers the log records, else (when the SDK just stopped)
-        the agent's policy; what neither decides parks the run on one question per call. Only
+        Calls held back by a pause (:mod:`agentdeck_openai.dispatch_gate`), and calls the SDK
+        held only because it could not read their arguments, are let through as they are.
+        Then every approval: the answers the log records, else (for a call nobody was asked
+        about) the agent's policy; what neither decides parks the run on one question per call. Only
         when every call of the turn is decided do the approved subagents' child runs start. The
         last payload ends the play when it is a suspension or a directive's; otherwise ``state``
         holds every decision and the SDK run continues from it.
@@ -282,11 +375,18 @@ class Play:
         for call in pending:
             if call.call_id in self.decided:
                 continue
+            if call.call_id in self.scope.held or not self.compiled.declares_approval(
+                call.agent, call.tool
+            ):
+                state.approve(call.item)
+                self.scope.held.discard(call.call_id)
+                self.decided.append(call.call_id)
+                continue
             target = self.compiled.child_target(call.agent, call.tool)
             if target is not None and (call.call_id in self.cleared or not target.needs_person):
                 children.append(ChildCall(call.call_id, call.arguments, target))
                 continue
-            verdict = await self._verdict(call, asked.get(call.call_id), answers, consult_policy)
+            verdict = await self._verdict(call, asked.get(call.call_id), answers)
             if verdict is None:
                 asks.append(call)
                 continue
@@ -312,14 +412,14 @@ class Play:
         call: Pending,
         interrupt_id: str | None,
         answers: dict[str, Any],
-        consult_policy: bool,
     ) -> _Verdict | None:
-        """A person's answer to the call's open question, else (if asked to) the policy's."""
-        if interrupt_id is not None and interrupt_id in answers:
+        """A person's answer to the call's open question; for a call nobody was asked about
+        yet, the agent's policy."""
+        if interrupt_id is not None:
+            if interrupt_id not in answers:
+                return None
             answered = read_decision(answers[interrupt_id]) or Decision(False, _UNREADABLE_ANSWER)
             return _Verdict(answered, AnswerOrigin.HUMAN, interrupt_id)
-        if not consult_policy:
-            return None
         policy = self.compiled.policy_for(call.agent)
         if policy is None:
             return None
@@ -378,16 +478,24 @@ class Play:
 
     # ------------------------------------------------------------------ state area
 
-    async def _save(self, state: RunState[Any, Any], interrupts: dict[str, str]) -> None:
+    async def _save(
+        self,
+        state: RunState[Any, Any] | None,
+        interrupts: dict[str, str],
+        *,
+        completed: list[ContentBlock] | None = None,
+    ) -> None:
         area = self.invocation.state
         if area is None:
             return
         parked = Parked(
-            sdk_state=state.to_string(context_serializer=serialize_scope),
+            sdk_state="" if state is None else state.to_string(context_serializer=serialize_scope),
             interrupts=interrupts,
             decided=list(self.decided),
             cleared=list(self.cleared),
             artifacts=list(self.scope.artifacts),
+            held=sorted(self.scope.held),
+            completed=completed,
         )
         await area.put(STATE_NAME, parked.to_bytes())
 

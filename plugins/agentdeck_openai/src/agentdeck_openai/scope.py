@@ -10,7 +10,9 @@ play. It carries what our wrappers need and the SDK must never see or serialize:
   wrappers running in the SDK's own task, goes through :meth:`RunScope.safepoint`, so the
   runtime's checkpoint is never called again once it has answered with a directive;
 * what tool wrappers learned while the SDK ran them (a result the model got as an error text, a
-  tool that raised, events such as plan updates), for the stream loop to record in order.
+  tool that raised, events such as plan updates), for the stream loop to record in order;
+* in a quiet play (``Runner.run``, see :mod:`agentdeck_openai.quiet`), the feed through which
+  the SDK's task hands payloads and safe points to the play, and the calls a pause held back.
 
 The SDK serializes its run context into a ``RunState``; :func:`serialize_scope` makes that an
 empty mapping, so the application's object never reaches the engine-state area.
@@ -21,7 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from agents.run_context import RunContextWrapper
 
@@ -29,6 +31,9 @@ from agentdeck.content import ContentBlock
 from agentdeck.context import ToolCtx
 from agentdeck.events import Payload, SafePoint
 from agentdeck.ports import ControlDirective, Invocation
+
+if TYPE_CHECKING:
+    from agentdeck_openai.quiet import Feed
 
 __all__ = ["RunScope", "ToolFailure", "ToolNote", "scope_of", "serialize_scope"]
 
@@ -79,6 +84,16 @@ class RunScope:
         """call id -> what the wrapper served for it."""
         self.artifacts: list[ContentBlock] = []
         """Blocks tools produced for the user (images), in order: they open ``run.completed``."""
+        self.feed: Feed | None = None
+        """Set while a quiet play's SDK run is in progress: tool dispatch is then gated by
+        :meth:`hold` (see :mod:`agentdeck_openai.dispatch_gate`), not by :meth:`before_dispatch`."""
+        self.quiet = False
+        """The play runs ``Runner.run``: its tool-dispatch safe points are taken before a call
+        is let through (the dispatch gate, or the play continuing a settled turn)."""
+        self.held: set[str] = set()
+        """Calls a directive held back at the dispatch gate: they never ran."""
+        self._turn_dispatch: asyncio.Future[ControlDirective | None] | None = None
+        """The answer of the current model turn's dispatch safe point, once asked."""
         self._emitted: dict[str | None, list[Payload]] = {}
         self._gate = asyncio.Lock()
         self._halt: Callable[[], None] | None = None
@@ -124,13 +139,47 @@ class RunScope:
         """The tool-dispatch safe point: returns when the tool may run, never when it may not.
 
         A directive cancels the SDK run, whose cancellation ends the wait below; the tool body
-        is never called. The play then records the directive and stops.
+        is never called. The play then records the directive and stops. In a quiet play the
+        call's safe point was taken before the SDK let it through, so this returns at once.
         """
+        if self.quiet:
+            return
         if await self.safepoint(SafePoint.TOOL_DISPATCH) is None:
             return
         if self._halt is None:
             raise _Halted  # no SDK run to cancel: fail the call rather than wait forever
         await _wait_for_cancellation()
+
+    def new_turn(self) -> None:
+        """A model reply arrived: its calls get a dispatch safe point of their own."""
+        self._turn_dispatch = None
+
+    async def hold(self, call_id: str) -> bool:
+        """The dispatch gate of a quiet play: whether a call must be held back (not run).
+
+        One tool-dispatch safe point per model turn, taken by its first call once everything
+        the SDK reported before is recorded, answers for every call of the turn: the SDK checks
+        them all before it runs any. With a directive every call is held, and the SDK stops the
+        run on them as on calls awaiting approval, so its state can be saved and the calls run
+        on resume, once.
+        """
+        feed = self.feed
+        if feed is None:
+            return False
+        answer = self._turn_dispatch
+        if answer is None:
+            answer = self._turn_dispatch = asyncio.get_running_loop().create_future()
+            try:
+                answer.set_result(await feed.safepoint(SafePoint.TOOL_DISPATCH))
+            except BaseException:
+                answer.cancel()
+                raise
+        elif not answer.done():
+            await answer
+        if self.directive is None:
+            return False
+        self.held.add(call_id)
+        return True
 
     # ------------------------------------------------------------------ what tools report
 

@@ -73,12 +73,12 @@ class RunnerSettings(SettingsSection):
     """Text of that synthetic user turn; set it in your conversations' own language."""
 
     deltas: Literal["when-asked", "always"] = "when-asked"
-    """When model calls stream token by token. `when-asked`: for runs that want `text.delta` and
-    `thought.delta` events (`deck.stream`, run handles, the HTTP binding); a `Deck.run`, which
-    returns only the result, gets each model reply whole instead (one non-streamed request, with
-    the same message, tool, handoff and usage events), and a pause or cancel during a reply then
-    takes effect when the reply ends. `always`: every run streams, e.g. to follow `Deck.run`
-    runs token by token from another process."""
+    """When runs stream token by token. `when-asked`: runs that want `text.delta` and
+    `thought.delta` events (`deck.stream`, run handles, the HTTP binding) play on the SDK's
+    `Runner.run_streamed`; a `Deck.run`, which returns only the result, plays quietly on
+    `Runner.run` instead (the same message, tool, handoff, approval and usage events), and a pause
+    or cancel then waits for the next tool dispatch or the final reply. `always`: every run
+    streams, e.g. to follow `Deck.run` runs token by token from another process."""
 
 
 class SessionSettings(SettingsSection):

@@ -19,17 +19,27 @@ raw ``response.completed``                     ``usage.reported`` for that one m
 
 Everything else (lifecycle chatter, the SDK's own handoff call item) yields nothing. The run's
 final ``run.completed`` is assembled by the engine from the SDK result, never passed through.
+
+A quiet play (``Runner.run``, see :mod:`agentdeck_openai.quiet`) has no stream: the same
+payloads come from the SDK's run hooks instead. :meth:`Translator.model_response` turns a whole
+model reply into its ``usage.reported`` then, item by item, ``message.completed`` and
+``tool.call.started`` (in the order a stream reports them); :meth:`Translator.tool_ended` a
+tool's end into ``tool.call.completed``; :meth:`Translator.outputs_sent` and
+:meth:`Translator.outputs_kept` complete the calls whose output no tool reported (a rejected
+approval, a call whose output ends the run).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from agents.handoffs import Handoff
 from agents.items import (
     HandoffOutputItem,
     ItemHelpers,
     MessageOutputItem,
+    ModelResponse,
     ToolCallItem,
     ToolCallOutputItem,
 )
@@ -182,28 +192,103 @@ class Translator:
         return []
 
     def _started(self, item: ToolCallItem) -> list[Payload]:
-        raw = item.raw_item
-        call_id = _field(raw, "call_id") or _field(raw, "id")
-        if not call_id:
-            return []
-        tool = _field(raw, "name") or _field(raw, "type") or "tool"
-        arguments = _field(raw, "arguments")
-        self.open_calls[call_id] = tool
-        return [started_event(call_id, tool, arguments)]
+        return self._started_call(item.raw_item)
 
     def _completed(self, item: ToolCallOutputItem) -> list[Payload]:
         raw = item.raw_item
         call_id = _field(raw, "call_id") or _field(raw, "id")
         if not call_id:
             return []
+        sent = raw.get("output") if isinstance(raw, Mapping) else getattr(raw, "output", None)
+        return self._completion(call_id, sent if sent is not None else item.output)
+
+    # ------------------------------------------------------------------ run hooks (quiet plays)
+
+    def model_response(self, agent: Any, response: ModelResponse) -> list[Payload]:
+        """One model call's payloads from its whole reply: what a stream reports for it."""
+        self._begin_call()
+        self._in_call = False
+        usage = usage_of(response.usage)
+        self.usage.append(usage)
+        model = getattr(agent, "model", None)
+        payloads: list[Payload] = [
+            UsageReported(model=model if isinstance(model, str) else None, usage=usage)
+        ]
+        handoffs: frozenset[str] | None = None
+        for item in response.output:
+            kind = getattr(item, "type", None)
+            if kind == "message":
+                text = "".join(
+                    part.text or ""
+                    for part in getattr(item, "content", ())
+                    if getattr(part, "type", None) == "output_text"
+                )
+                payloads.append(
+                    MessageCompleted(
+                        message_id=self._message_id(getattr(item, "id", None)),
+                        text=text,
+                        agent=getattr(agent, "name", None),
+                    )
+                )
+            elif kind == "function_call":
+                if handoffs is None:
+                    handoffs = _handoff_tools(agent)
+                if _field(item, "name") not in handoffs:
+                    payloads.extend(self._started_call(item))
+            elif isinstance(kind, str) and kind.endswith("_call"):
+                payloads.extend(self._started_call(item))
+        return payloads
+
+    def tool_ended(self, call_id: str | None, result: Any, tool_call: Any = None) -> list[Payload]:
+        """``tool.call.completed`` for a call a tool just served (``on_tool_end``)."""
+        if not call_id or call_id not in self.open_calls:
+            return []
+        if call_id not in self._scope.notes and tool_call is not None:
+            # What the model receives: the SDK's own rendering of the result.
+            result = ItemHelpers.tool_call_output_item(tool_call, result).get("output", result)
+        return self._completion(call_id, result)
+
+    def outputs_sent(self, items: Iterable[Any]) -> list[Payload]:
+        """Completions for open calls whose output is among a model call's input items: calls
+        no tool served (a rejected approval)."""
+        if not self.open_calls:
+            return []
+        payloads: list[Payload] = []
+        for item in items:
+            if isinstance(item, Mapping) and item.get("type") == "function_call_output":
+                call_id = item.get("call_id")
+                if isinstance(call_id, str) and call_id in self.open_calls:
+                    payloads.extend(self._completion(call_id, item.get("output")))
+        return payloads
+
+    def outputs_kept(self, items: Sequence[Any]) -> list[Payload]:
+        """Completions for open calls whose output item a finished run holds but no hook
+        reported (a call whose output ended the run, a rejection in its last step)."""
+        if not self.open_calls:
+            return []
+        payloads: list[Payload] = []
+        for item in items:
+            if isinstance(item, ToolCallOutputItem):
+                call_id = _field(item.raw_item, "call_id") or _field(item.raw_item, "id")
+                if call_id and call_id in self.open_calls:
+                    payloads.extend(self._completed(item))
+        return payloads
+
+    def _started_call(self, raw: Any) -> list[Payload]:
+        call_id = _field(raw, "call_id") or _field(raw, "id")
+        if not call_id:
+            return []
+        tool = _field(raw, "name") or _field(raw, "type") or "tool"
+        self.open_calls[call_id] = tool
+        return [started_event(call_id, tool, _field(raw, "arguments"))]
+
+    def _completion(self, call_id: str, sent: Any) -> list[Payload]:
         tool = self.open_calls.pop(call_id, None) or "tool"
         emitted = self._scope.take_emitted(call_id)
         note = self._scope.notes.pop(call_id, None)
         if note is not None:
             return [*emitted, completed_event(call_id, tool, note.text, error=note.error)]
-        sent = raw.get("output") if isinstance(raw, Mapping) else getattr(raw, "output", None)
-        text = output_text(sent if sent is not None else item.output)
-        return [*emitted, completed_event(call_id, tool, text)]
+        return [*emitted, completed_event(call_id, tool, output_text(sent))]
 
     def close_open_call(self, call_id: str | None, error: str) -> list[Payload]:
         """``tool.call.completed`` with ``error`` for a call that will never complete (its tool
@@ -216,6 +301,17 @@ class Translator:
         return [
             ToolCallCompleted(call_id=cid, tool=tool, error=error) for cid, tool in closing.items()
         ]
+
+
+def _handoff_tools(agent: Any) -> frozenset[str]:
+    """The tool names under which ``agent`` offers its handoffs (their calls are no tool's)."""
+    names = set()
+    for target in getattr(agent, "handoffs", ()):
+        if isinstance(target, Handoff):
+            names.add(target.tool_name)
+        else:
+            names.add(Handoff.default_tool_name(target))
+    return frozenset(names)
 
 
 def _field(raw: Any, name: str) -> str | None:

@@ -1,9 +1,12 @@
-"""``Deck.run`` plays model calls whole: the same log as a stream, less the deltas.
+"""``Deck.run`` plays quietly (``Runner.run``): the same log as a stream, less the deltas.
 
 Each comparison plays one script twice, on two loopback servers holding identical scripts (so
 ids minted by the server match): once with ``deck.run`` (which asks for no deltas) and once with
 ``deck.stream``. Everything but ``text.delta``/``thought.delta`` must be recorded identically,
 and the model must have been asked without ``stream`` by the first and with it by the second.
+Then run control: a quiet play's safe points (the dispatch gate, after a final reply, before a
+settled turn continues), each paused and resumed without asking the model or running a tool
+twice.
 """
 
 from __future__ import annotations
@@ -18,9 +21,7 @@ import pytest
 from agents import Agent as SDKAgent
 from agents.items import MessageOutputItem
 from agents.models.fake_id import FAKE_RESPONSES_ID
-from agents.models.openai_responses import OpenAIResponsesModel
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
-from openai import AsyncOpenAI
 from openai.types.responses import (
     Response,
     ResponseCompletedEvent,
@@ -37,6 +38,7 @@ from agentdeck.events import (
     ControlVerb,
     Event,
     MessageCompleted,
+    RunInterrupted,
     SafePoint,
     TextDelta,
     UsageReported,
@@ -66,9 +68,7 @@ from agentdeck_openai.testing import (
     tool_call,
     tool_calls,
 )
-from agentdeck_openai.testing.model import ScriptedModel
 from agentdeck_openai.translate import Translator
-from agentdeck_openai.unstreamed import WholeResponseModel, WholeResponseProvider
 
 DELTAS = frozenset({"text.delta", "thought.delta"})
 RAN: list[str] = []
@@ -269,23 +269,55 @@ COUNTER = Agent(name="Counter", instructions="Count.", tools=[lookup])
 TALKER = Agent(name="Talker", instructions="Talk.")
 
 
-async def test_a_pause_at_tool_dispatch_never_runs_the_tool_and_the_turn_is_asked_again(
+async def test_a_pause_at_the_dispatch_gate_holds_the_call_and_a_new_engine_runs_it_once(
     model_server: LoopbackModelServer,
 ) -> None:
     RAN.clear()
-    model_server.script.add(tool_call("lookup", {"order_id": "A-2"}, times=2), reply("done"))
+    model_server.script.add(tool_call("lookup", {"order_id": "A-2"}), reply("done"))
     async with support.opened(support.make_engine(model_server)) as engine:
         invocation = replace(make_invocation(engine, COUNTER, "go"), deltas=False)
-        # safe points: usage (the whole first call), tool started, tool dispatch
-        paused = await drive(engine, invocation, directives={3: ControlVerb.PAUSE})
-        check_control(paused, ControlVerb.PAUSE)
-        assert paused.safe_points == (
-            SafePoint.STREAM_ITEM,
-            SafePoint.STREAM_ITEM,
-            SafePoint.TOOL_DISPATCH,
-        )
-        assert RAN == []
+        # The first safe point: the dispatch gate, once the reply's events are recorded.
+        paused = await drive(engine, invocation, directives={1: ControlVerb.PAUSE})
+    check_control(paused, ControlVerb.PAUSE)
+    assert paused.safe_points == (SafePoint.TOOL_DISPATCH,)
+    recorded = ["usage.reported", "tool.call.started", "control.requested"]
+    assert support.kinds(paused)[1:4] == recorded
+    assert RAN == []
 
+    async with support.opened(support.make_engine(model_server)) as fresh:
+        resumed = await drive(
+            fresh,
+            replace(make_invocation(fresh, COUNTER), deltas=False),
+            history=paused.events,
+            entry=Entry.AFTER_PAUSE,
+            state=paused.state_area,
+        )
+    assert check_completed(resumed) == [TextBlock(text="done")]
+    assert RAN == ["A-2"]
+    # The held call ran from the saved state: the model was not asked for it again.
+    assert [request.stream for request in model_server.model_requests] == [False, False]
+    assert resumed.safe_points[0] == SafePoint.TOOL_DISPATCH
+    assert [event.kind for event in resumed.new_events][:2] == [
+        "run.resumed",
+        "tool.call.completed",
+    ]
+
+
+async def test_a_pause_holds_every_call_of_the_turn_and_the_resumed_run_runs_each_once(
+    model_server: LoopbackModelServer,
+) -> None:
+    """One dispatch safe point per model turn: the SDK checks every call before it runs any."""
+    RAN.clear()
+    model_server.script.add(
+        tool_calls(call("lookup", {"order_id": "B-1"}), call("lookup", {"order_id": "B-2"})),
+        reply("both done"),
+    )
+    async with support.opened(support.make_engine(model_server)) as engine:
+        invocation = replace(make_invocation(engine, COUNTER, "go"), deltas=False)
+        paused = await drive(engine, invocation, directives={1: ControlVerb.PAUSE})
+        check_control(paused, ControlVerb.PAUSE)
+        assert paused.safe_points == (SafePoint.TOOL_DISPATCH,)
+        assert RAN == []
         resumed = await drive(
             engine,
             replace(make_invocation(engine, COUNTER), deltas=False),
@@ -293,31 +325,32 @@ async def test_a_pause_at_tool_dispatch_never_runs_the_tool_and_the_turn_is_aske
             entry=Entry.AFTER_PAUSE,
             state=paused.state_area,
         )
+    assert check_completed(resumed) == [TextBlock(text="both done")]
+    assert RAN == ["B-1", "B-2"]
+    started = [e.payload.call_id for e in paused.events if e.kind == "tool.call.started"]
+    completed = [e.payload.call_id for e in resumed.events if e.kind == "tool.call.completed"]
+    assert sorted(completed) == sorted(started) and len(started) == 2
 
-    assert check_completed(resumed) == [TextBlock(text="done")]
-    assert RAN == ["A-2"]
-    assert [request.stream for request in model_server.model_requests] == [False] * 3
 
-
-async def test_a_cancel_at_tool_dispatch_never_runs_the_tool(
+async def test_a_cancel_at_the_dispatch_gate_never_runs_the_tool(
     model_server: LoopbackModelServer,
 ) -> None:
     RAN.clear()
     model_server.script.add(tool_call("lookup", {"order_id": "A-3"}))
     async with support.opened(support.make_engine(model_server)) as engine:
         invocation = replace(make_invocation(engine, COUNTER, "go"), deltas=False)
-        result = await drive(engine, invocation, directives={3: ControlVerb.CANCEL})
+        result = await drive(engine, invocation, directives={1: ControlVerb.CANCEL})
 
     check_control(result, ControlVerb.CANCEL)
-    assert result.safe_points[-1] == SafePoint.TOOL_DISPATCH
+    assert result.safe_points == (SafePoint.TOOL_DISPATCH,)
     assert RAN == []
+    assert result.state_area.snapshot() == {}  # type: ignore[attr-defined]
 
 
 async def test_a_cancel_waits_for_the_model_call_in_progress_then_stops(
     model_server: LoopbackModelServer,
 ) -> None:
-    """Whole, a slow reply is one stream item: the first safe point comes when it has ended
-    (its usage), and a cancel there records none of its text."""
+    """A quiet reply is one item: the safe point comes when it has ended (and is recorded)."""
     model_server.script.add(reply([f"w{i} " for i in range(20)], delay=0.01))
     async with support.opened(support.make_engine(model_server)) as engine:
         invocation = replace(make_invocation(engine, TALKER, "talk"), deltas=False)
@@ -328,11 +361,69 @@ async def test_a_cancel_waits_for_the_model_call_in_progress_then_stops(
     assert support.kinds(result) == [
         "run.started",
         "usage.reported",
+        "message.completed",
         "control.requested",
         "control.observed",
         "run.cancelled",
     ]
     assert not support.payloads(result, TextDelta)
+
+
+async def test_a_pause_after_the_final_reply_completes_with_it_without_asking_again(
+    model_server: LoopbackModelServer,
+) -> None:
+    model_server.script.add(reply("all said"))
+    async with support.opened(support.make_engine(model_server)) as engine:
+        invocation = replace(make_invocation(engine, TALKER, "talk"), deltas=False)
+        paused = await drive(engine, invocation, directives={1: ControlVerb.PAUSE})
+        check_control(paused, ControlVerb.PAUSE)
+        resumed = await drive(
+            engine,
+            replace(make_invocation(engine, TALKER), deltas=False),
+            history=paused.events,
+            entry=Entry.AFTER_PAUSE,
+            state=paused.state_area,
+        )
+    assert check_completed(resumed) == [TextBlock(text="all said")]
+    assert [event.kind for event in resumed.new_events] == ["run.resumed", "run.completed"]
+    assert resumed.events[-1].payload.usage.requests == 1  # type: ignore[union-attr]
+    assert len(model_server.model_requests) == 1
+
+
+async def test_a_pause_before_an_approved_call_runs_keeps_the_approval(
+    model_server: LoopbackModelServer,
+) -> None:
+    """Continuing a settled turn is a dispatch safe point: a pause there saves the approval,
+    and the resumed run runs the call once, asking nobody again."""
+    RAN.clear()
+    model_server.script.add(tool_call("lookup", {"order_id": "C-1"}), reply("moved"))
+    careful = Agent(name="careful", instructions="Help.", tools=[lookup], interrupt_on=["lookup"])
+    async with support.opened(support.make_engine(model_server)) as engine:
+        parked = await drive(engine, replace(make_invocation(engine, careful, "go"), deltas=False))
+        interrupted = support.payloads(parked, RunInterrupted)
+        assert len(interrupted) == 1
+        answered = await drive(
+            engine,
+            replace(make_invocation(engine, careful), deltas=False),
+            history=parked.events,
+            entry=Entry.ANSWERED,
+            answers={interrupted[0].interrupt_id: {"approved": True}},
+            state=parked.state_area,
+            directives={1: ControlVerb.PAUSE},
+        )
+        check_control(answered, ControlVerb.PAUSE)
+        assert answered.safe_points == (SafePoint.TOOL_DISPATCH,)
+        assert RAN == []
+        resumed = await drive(
+            engine,
+            replace(make_invocation(engine, careful), deltas=False),
+            history=answered.events,
+            entry=Entry.AFTER_PAUSE,
+            state=answered.state_area,
+        )
+    assert check_completed(resumed) == [TextBlock(text="moved")]
+    assert RAN == ["C-1"]
+    assert not [e for e in resumed.new_events if isinstance(e.payload, RunInterrupted)]
 
 
 async def test_an_engine_invocation_asking_for_deltas_streams(
@@ -346,37 +437,6 @@ async def test_an_engine_invocation_asking_for_deltas_streams(
     assert support.payloads(unasked, TextDelta) == []
     assert check_completed(asked) == check_completed(unasked) == [TextBlock(text="a b")]
     assert [request.stream for request in model_server.model_requests] == [True, False]
-
-
-# --------------------------------------------------------------------------- the adapter
-
-
-def test_the_wrapped_model_answers_what_the_sdk_asks_a_model_by_name() -> None:
-    """The SDK probes models for optional capabilities by attribute name (a default prompt
-    cache key is only sent to OpenAI's own endpoint): the wrapper answers as the wrapped model,
-    so a whole call's request is the streamed one's, less ``stream``."""
-    official = OpenAIResponsesModel("gpt-4o", AsyncOpenAI(api_key="sk-unused"))
-    elsewhere = OpenAIResponsesModel(
-        "m", AsyncOpenAI(api_key="sk-unused", base_url="http://127.0.0.1:9/v1")
-    )
-    assert WholeResponseModel(official)._supports_default_prompt_cache_key() is True
-    assert WholeResponseModel(elsewhere)._supports_default_prompt_cache_key() is False
-    assert WholeResponseModel(official, "asked").model == "gpt-4o"  # what the SDK reads as its name
-    assert WholeResponseModel(official, "asked").model_name == "gpt-4o"
-    assert WholeResponseModel(ScriptedModel(), "asked").model_name == "asked"
-
-
-def test_the_provider_wraps_each_model_once() -> None:
-    class Provider:
-        def get_model(self, model_name: str | None) -> Any:
-            return WholeResponseModel(elsewhere) if model_name == "wrapped" else elsewhere
-
-    elsewhere = OpenAIResponsesModel("m", AsyncOpenAI(api_key="sk-unused"))
-    provider = WholeResponseProvider(Provider())  # type: ignore[arg-type]
-    model = provider.get_model("m")
-    assert isinstance(model, WholeResponseModel) and model.wrapped is elsewhere
-    twice = provider.get_model("wrapped")
-    assert isinstance(twice, WholeResponseModel) and twice.wrapped is elsewhere
 
 
 # --------------------------------------------------------------------------- made-up message ids
