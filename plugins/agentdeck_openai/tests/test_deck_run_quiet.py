@@ -21,7 +21,9 @@ import pytest
 from agents import Agent as SDKAgent
 from agents.items import MessageOutputItem
 from agents.models.fake_id import FAKE_RESPONSES_ID
+from agents.run_context import RunContextWrapper
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
+from agents.tool import FunctionTool
 from openai.types.responses import (
     Response,
     ResponseCompletedEvent,
@@ -51,6 +53,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
+from agentdeck_openai.dispatch_gate import DispatchGate, declares_approval, gated
 from agentdeck_openai.scope import RunScope
 from agentdeck_openai.settings import RunnerSettings
 from agentdeck_openai.testing import (
@@ -504,3 +507,38 @@ def test_a_call_without_response_created_gets_a_message_id_of_its_own(shape: str
         if shape == "whole"
         else [["msg-r1-0-1", "msg-r1-0-1"], ["msg-r1-0-2", "msg-r1-0-2"]]
     )
+
+
+# --------------------------------------------------------------------------- the dispatch gate
+
+
+async def test_the_gate_answers_what_a_tool_declares_before_any_hold() -> None:
+    """An application's own approval callable decides first; without a quiet play (no feed)
+    nothing is held; a tool that always needs approval is left ungated."""
+    asked: list[str] = []
+
+    def policy(context: Any, params: dict[str, Any], call_id: str) -> bool:
+        asked.append(call_id)
+        return params.get("amount", 0) > 100
+
+    invocable = Invocable(name="a", kind="agent", engine="openai", definition=None)
+    streamed = RunContextWrapper(RunScope(Invocation(run_id="r", invocable=invocable, input=[])))
+    gate = DispatchGate(policy)
+    assert await gate(streamed, {"amount": 500}, "c1") is True
+    assert await gate(streamed, {"amount": 5}, "c2") is False
+    assert asked == ["c1", "c2"]
+    assert await DispatchGate(False)(streamed, {}, "c3") is False
+
+    def body(context: Any, arguments: str) -> Any:
+        raise AssertionError("never called")
+
+    always = FunctionTool(
+        name="t", description="", params_json_schema={}, on_invoke_tool=body, needs_approval=True
+    )
+    never = replace(always, needs_approval=False)
+    assert gated(always) is always and declares_approval(always)
+    assert isinstance(gated(never).needs_approval, DispatchGate)
+    assert not declares_approval(gated(never))
+    twice = gated(gated(never))
+    assert isinstance(twice.needs_approval, DispatchGate)
+    assert twice.needs_approval.declared is False  # not a gate behind a gate

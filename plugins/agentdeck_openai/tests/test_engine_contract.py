@@ -7,16 +7,19 @@ model call, a fresh engine instance continues a parked one).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
 
 import engine_support as support  # loaded by conftest.py
 import pytest
 
 from agentdeck import Agent
 from agentdeck.content import ContentBlock, TextBlock
-from agentdeck.ports import Engine
+from agentdeck.events import Payload
+from agentdeck.ports import Engine, Invocation
 from agentdeck.testing.engine_kit import EngineContract, EngineScenarios
 from agentdeck.tools import tool
+from agentdeck_openai.engine import OpenAIEngine
 from agentdeck_openai.testing import LoopbackModelServer, ModelRequest, Script, reply, tool_call
 
 SECRET = "the vault code is 4711"
@@ -26,6 +29,12 @@ SECRET = "the vault code is 4711"
 def explode() -> str:
     """Always fails."""
     raise RuntimeError(SECRET)
+
+
+@tool
+def jot(text: str) -> str:
+    """Write a note down."""
+    return f"noted: {text}"
 
 
 @tool
@@ -47,6 +56,8 @@ def _for(instructions: str, *, answered: bool | None = None) -> Callable[[ModelR
 COMPLETES = Agent(name="Completes", instructions="completes")
 FAILS = Agent(name="Fails", instructions="fails", tools=[explode])
 STREAMS = Agent(name="Streams", instructions="streams")
+STREAMS_QUIETLY = Agent(name="StreamsQuietly", instructions="streams quietly", tools=[jot])
+"""A quiet play's safe points are a turn's tool dispatch and its final reply: two need a tool."""
 ASKS = Agent(name="Asks", instructions="asks", tools=[delete_file], interrupt_on=["delete_file"])
 
 
@@ -57,6 +68,10 @@ def contract_server() -> Iterator[LoopbackModelServer]:
             reply("done", when=_for("completes"), times=None),
             tool_call("explode", when=_for("fails"), times=None),
             reply("one two three four", when=_for("streams"), times=None),
+            tool_call(
+                "jot", {"text": "x"}, when=_for("streams quietly", answered=False), times=None
+            ),
+            reply("one two three four", when=_for("streams quietly", answered=True), times=None),
             tool_call(
                 "delete_file", {"path": "notes.txt"}, when=_for("asks", answered=False), times=None
             ),
@@ -72,6 +87,19 @@ def _check_output(name: str, output: list[ContentBlock]) -> bool:
     return output == [TextBlock(text=expected[name])]
 
 
+def _scenarios(*, streams: Agent) -> EngineScenarios:
+    return EngineScenarios(
+        completes=COMPLETES,
+        fails=FAILS,
+        streams=streams,
+        asks=ASKS,
+        answer_value={"approved": True},
+        failure_text=SECRET,
+        input="hello",
+        check_output=_check_output,
+    )
+
+
 class TestOpenAIEngineContract(EngineContract):
     @pytest.fixture
     def engine_factory(self, contract_server: LoopbackModelServer) -> Callable[[], Engine]:
@@ -79,16 +107,7 @@ class TestOpenAIEngineContract(EngineContract):
 
     @pytest.fixture
     def scenarios(self) -> EngineScenarios:
-        return EngineScenarios(
-            completes=COMPLETES,
-            fails=FAILS,
-            streams=STREAMS,
-            asks=ASKS,
-            answer_value={"approved": True},
-            failure_text=SECRET,
-            input="hello",
-            check_output=_check_output,
-        )
+        return _scenarios(streams=STREAMS)
 
 
 class TestOpenAIEngineContractOverChatCompletions(TestOpenAIEngineContract):
@@ -97,3 +116,27 @@ class TestOpenAIEngineContractOverChatCompletions(TestOpenAIEngineContract):
     @pytest.fixture
     def engine_factory(self, contract_server: LoopbackModelServer) -> Callable[[], Engine]:
         return lambda: support.make_engine(contract_server, chat=True)
+
+
+class _QuietEngine(OpenAIEngine):
+    """Plays every invocation as ``Deck.run`` does: asking for no deltas, so quietly."""
+
+    async def play(self, invocation: Invocation) -> AsyncIterator[Payload]:
+        async for payload in super().play(replace(invocation, deltas=False)):
+            yield payload
+
+
+class TestOpenAIEngineContractPlayedQuietly(TestOpenAIEngineContract):
+    """The same contract for quiet plays (``Runner.run``, see ``agentdeck_openai.quiet``)."""
+
+    @pytest.fixture
+    def engine_factory(self, contract_server: LoopbackModelServer) -> Callable[[], Engine]:
+        def quiet() -> Engine:
+            engine = support.make_engine(contract_server)
+            return _QuietEngine(engine.request)
+
+        return quiet
+
+    @pytest.fixture
+    def scenarios(self) -> EngineScenarios:
+        return _scenarios(streams=STREAMS_QUIETLY)
