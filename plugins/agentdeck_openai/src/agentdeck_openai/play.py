@@ -1,7 +1,8 @@
-"""One play of an agent run: the SDK's streamed run, translated, controlled and parked.
+"""One play of an agent run: the SDK's run, translated, controlled and parked.
 
 A play starts a run (``Entry.FRESH``) or continues one from the engine-state area (after a pause,
-or with the answers to an approval), streams it with ``Runner.run_streamed`` and yields canonical
+or with the answers to an approval), streams it with ``Runner.run_streamed`` (or, for a quiet
+play, runs it with ``Runner.run``, see :mod:`agentdeck_openai.quiet`) and yields canonical
 payloads as they come. It ends with exactly one final payload:
 
 * ``run.completed``: the artifacts tools produced, then the final text (a ``TextBlock``) or the
@@ -18,7 +19,8 @@ payloads as they come. It ends with exactly one final payload:
 payloads of each stream event that produced any; tool wrappers pass ``tool_dispatch`` before a
 tool body runs, and so does the play before it starts subagents' child runs and again once they
 have ended. On a directive the SDK run is cancelled at once and drained, and the directive's
-payloads end the play.
+payloads end the play. A quiet play's safe points are described in :mod:`agentdeck_openai.quiet`;
+it also passes ``tool_dispatch`` before a settled turn (approvals, child runs) continues.
 
 **Pause and continue.** Before ``run.paused`` the SDK's ``RunState`` (``to_state()`` of the
 cancelled run) is saved in the state area. It holds every completed model turn and tool result, so
