@@ -45,9 +45,10 @@ from agentdeck.events import (
     TextDelta,
     UsageReported,
 )
-from agentdeck.ports import Entry, Invocable, Invocation
+from agentdeck.ports import Engine, Entry, Invocable, Invocation
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import (
+    DriveResult,
     check_completed,
     check_control,
     drive,
@@ -269,6 +270,19 @@ def test_the_setting_takes_only_its_two_values() -> None:
 
 
 COUNTER = Agent(name="Counter", instructions="Count.", tools=[lookup])
+
+
+async def resume_quietly(engine: Engine, agent: Agent, paused: DriveResult) -> DriveResult:
+    """Continue a paused drive as ``Deck.run``'s continuation would, asking for no deltas."""
+    return await drive(
+        engine,
+        replace(make_invocation(engine, agent), deltas=False),
+        history=paused.events,
+        entry=Entry.AFTER_PAUSE,
+        state=paused.state_area,
+    )
+
+
 TALKER = Agent(name="Talker", instructions="Talk.")
 
 
@@ -288,13 +302,7 @@ async def test_a_pause_at_the_dispatch_gate_holds_the_call_and_a_new_engine_runs
     assert RAN == []
 
     async with support.opened(support.make_engine(model_server)) as fresh:
-        resumed = await drive(
-            fresh,
-            replace(make_invocation(fresh, COUNTER), deltas=False),
-            history=paused.events,
-            entry=Entry.AFTER_PAUSE,
-            state=paused.state_area,
-        )
+        resumed = await resume_quietly(fresh, COUNTER, paused)
     assert check_completed(resumed) == [TextBlock(text="done")]
     assert RAN == ["A-2"]
     # The held call ran from the saved state: the model was not asked for it again.
@@ -321,13 +329,7 @@ async def test_a_pause_holds_every_call_of_the_turn_and_the_resumed_run_runs_eac
         check_control(paused, ControlVerb.PAUSE)
         assert paused.safe_points == (SafePoint.TOOL_DISPATCH,)
         assert RAN == []
-        resumed = await drive(
-            engine,
-            replace(make_invocation(engine, COUNTER), deltas=False),
-            history=paused.events,
-            entry=Entry.AFTER_PAUSE,
-            state=paused.state_area,
-        )
+        resumed = await resume_quietly(engine, COUNTER, paused)
     assert check_completed(resumed) == [TextBlock(text="both done")]
     assert RAN == ["B-1", "B-2"]
     started = [e.payload.call_id for e in paused.events if e.kind == "tool.call.started"]
@@ -380,13 +382,7 @@ async def test_a_pause_after_the_final_reply_completes_with_it_without_asking_ag
         invocation = replace(make_invocation(engine, TALKER, "talk"), deltas=False)
         paused = await drive(engine, invocation, directives={1: ControlVerb.PAUSE})
         check_control(paused, ControlVerb.PAUSE)
-        resumed = await drive(
-            engine,
-            replace(make_invocation(engine, TALKER), deltas=False),
-            history=paused.events,
-            entry=Entry.AFTER_PAUSE,
-            state=paused.state_area,
-        )
+        resumed = await resume_quietly(engine, TALKER, paused)
     assert check_completed(resumed) == [TextBlock(text="all said")]
     assert [event.kind for event in resumed.new_events] == ["run.resumed", "run.completed"]
     assert resumed.events[-1].payload.usage.requests == 1  # type: ignore[union-attr]
@@ -417,13 +413,7 @@ async def test_a_pause_before_an_approved_call_runs_keeps_the_approval(
         check_control(answered, ControlVerb.PAUSE)
         assert answered.safe_points == (SafePoint.TOOL_DISPATCH,)
         assert RAN == []
-        resumed = await drive(
-            engine,
-            replace(make_invocation(engine, careful), deltas=False),
-            history=answered.events,
-            entry=Entry.AFTER_PAUSE,
-            state=answered.state_area,
-        )
+        resumed = await resume_quietly(engine, careful, answered)
     assert check_completed(resumed) == [TextBlock(text="moved")]
     assert RAN == ["C-1"]
     assert not [e for e in resumed.new_events if isinstance(e.payload, RunInterrupted)]
