@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from agentdeck import Event, RunCompleted, RunInterrupted, RunStarted, Usage, UsageReported
+from agentdeck import (
+    Event,
+    RunCompleted,
+    RunFailed,
+    RunInterrupted,
+    RunStarted,
+    Usage,
+    UsageReported,
+)
 from agentdeck.metrics import RunMetrics
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -52,3 +60,29 @@ async def test_a_deck_counts_what_it_records() -> None:
             await deck.run("add", {"a": i, "b": 1})
     assert deck.metrics.finished[("add", "completed")] == 3
     assert deck.metrics.started["add"] == 3
+
+
+def test_counts_are_kept_per_name_and_status_and_only_runs_seen_starting_are_timed() -> None:
+    metrics = RunMetrics()
+    metrics.observe(
+        [
+            event(RunStarted(name="a", invocable_kind="workflow"), 0, run_id="r1"),
+            event(RunStarted(name="a", invocable_kind="workflow"), 0, 1, run_id="r2"),
+            event(RunStarted(name="b", invocable_kind="workflow"), 0, run_id="r3"),
+            event(RunInterrupted(interrupt_id="q"), 1, 2, run_id="r2"),
+        ]
+    )
+    metrics.observe([event(RunCompleted(), 1, 3, run_id="r1")])
+    metrics.observe([event(RunFailed(error_code="x", message="m"), 1, 0.5, run_id="r3")])
+    # a run started before this process counted: counted by its origin, but not timed
+    elsewhere = Event.record(RunCompleted(), seq=4, run_id="r9", ts=T0, origin="a")
+    metrics.observe([elsewhere])
+
+    assert metrics.started == {"a": 2, "b": 1}
+    assert metrics.finished == {("a", "completed"): 2, ("b", "failed"): 1}
+    assert metrics.suspended == {("a", "waiting_answer"): 1}
+    assert metrics.duration_count == {("a", "completed"): 1, ("b", "failed"): 1}
+    assert metrics.duration_sum == {("a", "completed"): 3.0, ("b", "failed"): 0.5}
+    text = metrics.render()
+    assert 'agentdeck_run_duration_seconds_count{name="a",status="completed"} 1' in text
+    assert 'agentdeck_runs_finished_total{name="a",status="completed"} 2' in text

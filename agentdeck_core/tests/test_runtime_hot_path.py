@@ -8,6 +8,8 @@ import asyncio
 import enum
 import logging
 import math
+import os
+import threading
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -47,6 +49,38 @@ def test_a_run_id_is_a_version_4_uuid_in_hex() -> None:
         assert parsed.hex == run_id
         assert parsed.version == 4
         assert parsed.variant == uuid.RFC_4122
+
+
+def test_run_ids_drawn_from_many_threads_at_once_are_all_distinct() -> None:
+    drawn: list[list[str]] = [[] for _ in range(8)]
+
+    def draw(into: list[str]) -> None:
+        into.extend(new_run_id() for _ in range(2_000))  # several draws of the pool each
+
+    threads = [threading.Thread(target=draw, args=(into,)) for into in drawn]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    every = [run_id for into in drawn for run_id in into]
+    assert len(set(every)) == len(every) == 16_000
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_does_not_hand_out_its_parents_next_run_ids() -> None:
+    new_run_id()  # the parent holds a draw with ids still unused
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe and exits
+        os.write(write, "".join(new_run_id() for _ in range(10)).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as pipe:
+        child = pipe.read()
+    children = {child[at : at + 32] for at in range(0, len(child), 32)}
+    parents = {new_run_id() for _ in range(10)}
+    assert len(children) == 10 and not children & parents
 
 
 # =========================================================================== trusted builders

@@ -30,6 +30,7 @@ other languages.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import itertools
@@ -38,6 +39,7 @@ import operator
 import re
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -110,10 +112,13 @@ __all__ = [
     "UnknownEvent",
     "Usage",
     "UsageReported",
+    "collector_paused",
     "parse_payload",
+    "payload_to_json",
     "payload_type",
     "stored_event",
     "stored_events",
+    "stored_payload",
 ]
 
 _KIND_SYNTAX = r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*"
@@ -1084,14 +1089,20 @@ _ENVELOPE_FIELDS = tuple(Event.model_fields)
 _VERSION_FIELDS = tuple(SchemaVersion.model_fields)
 
 
-def _direct_reader() -> Callable[[Any], Event]:
-    """Builds an event from a parsed plain row; :class:`_NotPlain` (or the ``KeyError``,
-    ``ValueError`` or ``TypeError`` of a row of another shape) when it needs validating."""
-    payloads = {
+@functools.cache
+def _payload_readers() -> dict[str, _Convert]:
+    """The direct reader of each kind whose payloads a plain row can build (built once)."""
+    return {
         kind: reader
         for kind, cls in _BY_KIND.items()
         if (reader := _model_reader(cls, kind)) is not None
     }
+
+
+def _direct_reader() -> Callable[[Any], Event]:
+    """Builds an event from a parsed plain row; :class:`_NotPlain` (or the ``KeyError``,
+    ``ValueError`` or ``TypeError`` of a row of another shape) when it needs validating."""
+    payloads = _payload_readers()
     current = SCHEMA_VERSION
     version_set = set(_VERSION_FIELDS)
     fields_set = set(_ENVELOPE_FIELDS)
@@ -1350,3 +1361,49 @@ def stored_events(rows: Sequence[str | bytes]) -> list[Event]:
         return [read(row) for row in rows]
     with _PAUSE_COLLECTOR:
         return [read(row) for row in rows]
+
+
+# --------------------------------------------------------------------------- stored payloads
+# A store that keeps the envelope's fields itself (the memory store packs a finished run's log
+# this way, see `agentdeck.memory.packed`) writes only the payload. Serializing a payload with its
+# own class's serializer costs a fifth of serializing the envelope around it, whose payload field
+# is a 25-way union; reading one back takes the direct readers the stored events use.
+
+
+def payload_to_json(payload: Payload) -> bytes:
+    """A payload's JSON, exactly as :meth:`Event.to_json` writes it inside the envelope."""
+    return type(payload).__pydantic_serializer__.to_json(payload)
+
+
+@functools.cache
+def _payload_reader() -> Callable[[str | bytes], Payload]:
+    if _reader() is Event.from_json:  # the shortcut is off for this pydantic: validate
+        return parse_payload
+    readers = _payload_readers()
+
+    def read(data: str | bytes) -> Payload:
+        try:
+            raw = from_json(data)
+            kind = raw["kind"] if type(raw) is dict else None
+            reader = readers.get(kind) if type(kind) is str else None
+            if reader is None:
+                raise _NotPlain
+            payload: Payload = reader(raw)
+            return payload
+        except (_NotPlain, KeyError, ValueError, TypeError):
+            return parse_payload(data)
+
+    return read
+
+
+def stored_payload(data: str | bytes) -> Payload:
+    """Parse one payload as :func:`payload_to_json` wrote it: the same payload, or error, as
+    :func:`parse_payload` gives, built directly when the row is plain (see :func:`stored_event`).
+    """
+    return _payload_reader()(data)
+
+
+def collector_paused(count: int) -> AbstractContextManager[None]:
+    """A context holding the cyclic collector off while ``count`` events are built, when that
+    is many (the reason is :class:`_CollectorPause`'s); a no-op for a few."""
+    return _PAUSE_COLLECTOR if count >= _PAUSE_FROM else contextlib.nullcontext()

@@ -24,6 +24,7 @@ import contextlib
 import logging
 import os
 import socket
+import threading
 import time
 import uuid
 import warnings
@@ -266,6 +267,8 @@ class Runtime:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            for run_id, play in playing:
+                self._played(run_id, play)  # a task cancelled before it ran never said so
         # A play that ended without reaching a safe point (it parked on a question, or was just
         # winding down) never took the pause: withdraw it, or it would veto the run's answers.
         for run_id in requested:
@@ -362,6 +365,7 @@ class Runtime:
                 namespace=request.namespace,
                 parent_run_id=request.parent_run_id,
                 history=(outcome.event,),
+                clock=self.clock,
                 deltas=request.deltas,
             ),
             request.budget,
@@ -400,21 +404,35 @@ class Runtime:
             # first stream_item safe points need no read (see _checkpointer).
             playing.control_checked = (_control_generation[0], time.monotonic())
         self._playing[run_id] = playing
-        playing.task.add_done_callback(lambda _t: self._played(run_id, playing))
 
-    def _played(self, run_id: str, playing: _Playing) -> None:
-        """A play task ended: drop it (unless a newer play of the run replaced it already) and
-        release whoever waits for an ending it never recorded."""
+    def _played(self, run_id: str, playing: _Playing | None) -> None:
+        """A play ended: drop it (unless a newer play of the run replaced it already) and
+        release whoever waits for an ending it never recorded.
+
+        Called as the play's last act rather than from a done callback, which would cost every
+        run a callback scheduled on the loop; a play task cancelled before it ever ran is seen
+        to by :meth:`close`, the only place that cancels one.
+        """
+        if playing is None:
+            return
         if self._playing.get(run_id) is playing:
             del self._playing[run_id]
         playing.end(None)
 
     async def _play(self, invocation: Invocation, budget: Budget | None = None) -> None:
+        playing = self._playing.get(invocation.run_id)
+        try:
+            await self._play_through(invocation, playing, budget)
+        finally:
+            self._played(invocation.run_id, playing)
+
+    async def _play_through(
+        self, invocation: Invocation, playing: _Playing | None, budget: Budget | None
+    ) -> None:
         run_id = invocation.run_id
         used = _NO_USAGE
         engine = self.engines[invocation.invocable.engine]
         ending: Payload | None = None
-        playing = self._playing.get(run_id)
         acquiring: asyncio.Task[bool] | None = None
         if self.leases.shared:
             # A shared lease is a round trip: taken alongside the play rather than before it.
@@ -1033,6 +1051,7 @@ class Runtime:
                 parent_run_id=first.parent_run_id,
                 answers=answers,
                 history=tuple(full),
+                clock=self.clock,
             ),
         )
         return True
@@ -1241,16 +1260,46 @@ async def closing(events: AsyncIterator[Event]) -> AsyncIterator[AsyncIterator[E
 
 
 def new_run_id() -> str:
-    """A fresh run id: what ``uuid.uuid4().hex`` gives (random, version 4), minted without
-    building a ``UUID`` object on the way."""
-    value = int.from_bytes(os.urandom(16), "big")
-    value = (value & ~_UUID_VERSION_MASK) | _UUID_VERSION_4
-    value = (value & ~_UUID_VARIANT_MASK) | _UUID_VARIANT_RFC4122
-    return f"{value:032x}"
+    """A fresh run id: what ``uuid.uuid4().hex`` gives (random, version 4).
+
+    The randomness is drawn from ``os.urandom`` a few hundred ids at a time, with the version
+    and variant bits set for the whole draw at once: a system call per run was a noticeable part
+    of a short run's cost. A forked child drops the parent's draw, so no two processes hand out
+    the same ids.
+    """
+    with _IDS.lock:
+        at = _IDS.at
+        if at >= len(_IDS.pool):
+            _IDS.pool, at = _random_ids(), 0
+        _IDS.at = at + 16
+        return _IDS.pool[at : at + 16].hex()
 
 
-_UUID_VERSION_MASK, _UUID_VERSION_4 = 0xF000 << 64, 0x4000 << 64
-_UUID_VARIANT_MASK, _UUID_VARIANT_RFC4122 = 0xC000 << 48, 0x8000 << 48
+_IDS_PER_DRAW = 256
+
+
+def _random_ids() -> bytes:
+    """``_IDS_PER_DRAW`` random 16-byte ids, each with the version-4 and RFC 4122 variant bits
+    set as ``uuid.uuid4`` sets them."""
+    raw = bytearray(os.urandom(16 * _IDS_PER_DRAW))
+    raw[6::16] = bytes([(byte & 0x0F) | 0x40 for byte in raw[6::16]])
+    raw[8::16] = bytes([(byte & 0x3F) | 0x80 for byte in raw[8::16]])
+    return bytes(raw)
+
+
+@dataclass(slots=True, eq=False)
+class _IdPool:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    pool: bytes = b""
+    at: int = 0
+
+    def drop(self) -> None:
+        self.lock = threading.Lock()  # a lock held in the parent at the fork stays held
+        self.pool, self.at = b"", 0
+
+
+_IDS = _IdPool()
+os.register_at_fork(after_in_child=_IDS.drop)
 
 
 def _opened_record(event: Event) -> RunRecord:

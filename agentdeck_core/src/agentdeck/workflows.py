@@ -154,6 +154,9 @@ def _define(body: WorkflowBody, *, name: str | None, description: str | None) ->
     )
 
 
+_NOT_MAPPINGS: frozenset[type] = frozenset({type(None), bool, int, float, str, list})
+
+
 def bind_input(definition: WorkflowDefinition, value: Any) -> dict[str, Any]:
     """Bind a run's input to the body's parameters, the way calling the body would.
 
@@ -177,6 +180,10 @@ def bind_input(definition: WorkflowDefinition, value: Any) -> dict[str, Any]:
     params = definition.params
     if len(params) == 1 and not definition.accepts_extra:
         only = params[0]
+        if type(value) in _NOT_MAPPINGS:  # the common input, without an ABC check that misses
+            if value is None and only not in definition.required_params:
+                return {}
+            return {only: value}
         if isinstance(value, Mapping) and set(value) == {only}:
             return {only: value[only]}
         if value is None and only not in definition.required_params:

@@ -20,10 +20,8 @@ from agentdeck.ports import BackendRequest, LeasePort, LeaseState
 __all__ = ["MemoryLeasePort"]
 
 
-@dataclass(slots=True)
-class _Lease:
-    owner: str
-    expires_at: datetime
+_Lease = tuple[str, datetime]
+"""``(owner, expires_at)``: a pair rather than an object, since every run takes one."""
 
 
 @dataclass(slots=True, eq=False)
@@ -44,12 +42,22 @@ def _named(name: str) -> _Leases:
         return leases
 
 
+_SPANS: dict[float, timedelta] = {}
+"""TTLs seen so far, as spans: a runtime asks for the same TTL on every run."""
+
+
 def _ttl(ttl: float) -> timedelta:
+    span = _SPANS.get(ttl)
+    if span is not None:
+        return span
     if not ttl > 0:
         raise InvalidInputError(
             f"a lease TTL must be a positive number of seconds, not {ttl!r}", field="ttl"
         )
-    return timedelta(seconds=ttl)
+    span = timedelta(seconds=ttl)
+    if len(_SPANS) < 64:
+        _SPANS[ttl] = span
+    return span
 
 
 class MemoryLeasePort(LeasePort):
@@ -82,9 +90,9 @@ class MemoryLeasePort(LeasePort):
         with leases.lock:
             now = self._now()
             lease = leases.held.get(run_id)
-            if lease is not None and lease.owner != owner and now < lease.expires_at:
+            if lease is not None and lease[0] != owner and now < lease[1]:
                 return False
-            leases.held[run_id] = _Lease(owner=owner, expires_at=now + span)
+            leases.held[run_id] = (owner, now + span)
             return True
 
     async def renew(self, run_id: str, owner: str, ttl: float) -> bool:
@@ -93,31 +101,31 @@ class MemoryLeasePort(LeasePort):
         with leases.lock:
             now = self._now()
             lease = leases.held.get(run_id)
-            if lease is None or lease.owner != owner or not now < lease.expires_at:
+            if lease is None or lease[0] != owner or not now < lease[1]:
                 return False
-            lease.expires_at = now + span
+            leases.held[run_id] = (owner, now + span)
             return True
 
     async def release(self, run_id: str, owner: str) -> None:
         leases = self._leases
         with leases.lock:
             lease = leases.held.get(run_id)
-            if lease is not None and lease.owner == owner:
+            if lease is not None and lease[0] == owner:
                 del leases.held[run_id]
 
     async def state(self, run_id: str) -> LeaseState:
         lease = self._leases.held.get(run_id)
         if lease is None:
             return LeaseState.NONE
-        return LeaseState.ALIVE if self._now() < lease.expires_at else LeaseState.LAPSED
+        return LeaseState.ALIVE if self._now() < lease[1] else LeaseState.LAPSED
 
     async def lapsed(self, limit: int = 100) -> list[str]:
         leases = self._leases
         with leases.lock:
             now = self._now()
             expired = sorted(
-                (lease.expires_at, run_id)
-                for run_id, lease in leases.held.items()
-                if not now < lease.expires_at
+                (expires_at, run_id)
+                for run_id, (_, expires_at) in leases.held.items()
+                if not now < expires_at
             )
         return [run_id for _, run_id in expired[: max(0, limit)]]

@@ -47,6 +47,7 @@ from agentdeck.events import (
     parse_payload,
     payload_type,
 )
+from agentdeck.memory.packed import Packed, Packer, pack, unpack
 from agentdeck.ports import (
     BackendRequest,
     EventStore,
@@ -199,20 +200,58 @@ class _Run:
     key: str | None
     parent_run_id: str | None
     created_at: datetime
-    events: list[Event]
+    events: list[Event] | None
+    """The log while the run is live; ``None`` once it has ended and its log is packed."""
     state: RunState
+    """The fold as of the run's last lifecycle event or answer: its status, open questions
+    and timer. (Its ``last_seq`` and ``last_ts`` lag behind content events: read the run's.)"""
+    last_seq: int
+    last_ts: datetime
+    """The run's last event, kept here so that a content event, which changes nothing else,
+    costs no new fold state."""
+    packed: Packed | None = None
+    """A finished run's log (see :mod:`agentdeck.memory.packed`)."""
+
+    def read(self, start: int, stop: int | None) -> list[Event]:
+        """The run's events in ``[start, stop)`` (``stop`` ``None``: to the end)."""
+        events = self.events
+        if events is not None:
+            return events[start:stop]
+        packed = self.packed
+        assert packed is not None  # set before `events` is cleared
+        run_id, session_id, namespace, parent = (
+            self.run_id,
+            self.session_id,
+            self.namespace,
+            self.parent_run_id,
+        )
+        origin = self.name
+        return [
+            _envelope(payload, seq, run_id, ts, session_id, namespace, parent, origin)
+            for seq, ts, payload in unpack(packed, start, stop)
+        ]
+
+    def pack(self) -> None:
+        """Keep the log of a run that has ended packed (see :mod:`agentdeck.memory.packed`).
+
+        A follower or reader holding the live list reads on from it: it is replaced, never
+        changed."""
+        events = self.events
+        if events is not None:
+            self.packed = pack(events)
+            self.events = None  # after `packed` is set: a reader finds one or the other
 
     def record(self) -> RunRecord:
         state = self.state
-        assert state.status is not None and state.last_ts is not None
+        assert state.status is not None
         return RunRecord(
             run_id=self.run_id,
             name=self.name,
             invocable_kind=self.invocable_kind,
             status=state.status,
             created_at=self.created_at,
-            updated_at=state.last_ts,
-            last_seq=state.last_seq,
+            updated_at=self.last_ts,
+            last_seq=self.last_seq,
             namespace=self.namespace,
             session_id=self.session_id,
             key=self.key,
@@ -249,6 +288,8 @@ class _MemoryLog:
     engine_state: dict[str, dict[str, bytes]] = field(default_factory=dict)
     waiters: dict[str, set[asyncio.Future[None]]] = field(default_factory=dict)
     """Followers parked per run id (also before the run exists), resolved by the next write."""
+    packer: Packer = field(default_factory=Packer)
+    """Packs finished runs' logs, a batch at a time."""
 
 
 _NAMED: dict[str, _MemoryLog] = {}
@@ -454,17 +495,20 @@ class MemoryEventStore(EventStore):
                 created_at=ts,
                 events=[event],
                 state=state,
+                last_seq=0,
+                last_ts=ts,
             )
             log.next_ordinal += 1
-            log.runs[run.run_id] = run
-            log.by_namespace.setdefault(namespace, {})[run.run_id] = None
-            log.by_status[state.status].add(run.run_id)
-            log.by_name.setdefault(run.name, {})[run.run_id] = None
+            run_id = run.run_id
+            log.runs[run_id] = run
+            _add(log.by_namespace, namespace, run_id)
+            log.by_status[state.status].add(run_id)
+            _add(log.by_name, run.name, run_id)
             if run.parent_run_id is not None:
-                log.by_parent.setdefault(run.parent_run_id, {})[run.run_id] = None
+                _add(log.by_parent, run.parent_run_id, run_id)
             if session_id is not None:
-                log.by_session.setdefault((namespace, session_id), {})[run.run_id] = None
-                log.sessions[(namespace, session_id)] = run.run_id
+                _add(log.by_session, (namespace, session_id), run_id)
+                log.sessions[(namespace, session_id)] = run_id
             if key is not None:
                 log.keys[(namespace, key)] = run.run_id
             stepped_record = stepped_over.record() if stepped_over is not None else None
@@ -480,12 +524,7 @@ class MemoryEventStore(EventStore):
             return False
         if holder.run_id in takeover.dead_run_ids:
             return True
-        last = holder.state.last_ts
-        return (
-            takeover.stale_before is not None
-            and last is not None
-            and last < utc(takeover.stale_before)
-        )
+        return takeover.stale_before is not None and holder.last_ts < utc(takeover.stale_before)
 
     # -- appending ----------------------------------------------------------------------------
 
@@ -526,9 +565,9 @@ class MemoryEventStore(EventStore):
                     status=before,
                     accepted=sorted(expect),
                 )
-            if expect_seq is not None and state.last_seq != expect_seq:
+            if expect_seq is not None and run.last_seq != expect_seq:
                 raise RunStateError(
-                    f"run '{run_id}' has moved on: its last seq is {state.last_seq}, not "
+                    f"run '{run_id}' has moved on: its last seq is {run.last_seq}, not "
                     f"{expect_seq} as the append expected; nothing was recorded",
                     run_id=run_id,
                     status=before,
@@ -544,9 +583,9 @@ class MemoryEventStore(EventStore):
             ts = self._clock.now()
             if ts.tzinfo is not UTC:
                 ts = utc(ts)
-            if state.last_ts is not None and ts < state.last_ts:
-                ts = state.last_ts  # a run's times never go backwards, whatever the wall clock does
-            seq = state.last_seq + 1
+            if ts < run.last_ts:
+                ts = run.last_ts  # a run's times never go backwards, whatever the wall clock does
+            seq = run.last_seq + 1
             recorded: list[Event] = []
             namespace, session_id, parent, origin = (
                 run.namespace,
@@ -559,8 +598,10 @@ class MemoryEventStore(EventStore):
                 state = apply(state, event)
                 recorded.append(event)
                 seq += 1
+            assert run.events is not None  # a run's log is packed only once it has ended
             run.events.extend(recorded)
             run.state = state
+            run.last_seq, run.last_ts = seq - 1, ts
             after = state.status
             if after is not before:
                 assert before is not None and after is not None
@@ -571,6 +612,10 @@ class MemoryEventStore(EventStore):
             elif run_id in log.waking:
                 log.waking.discard(run_id)
             waiters = log.waiters.pop(run_id, None) if log.waiters else None
+        if after in TERMINAL:
+            # Nothing is appended after a terminal event, so the log is final: packed (with the
+            # batch this completes), it costs the garbage collector nothing.
+            log.packer.add(run.pack)
         if waiters:
             _wake(waiters)
         return recorded
@@ -591,17 +636,16 @@ class MemoryEventStore(EventStore):
                     what="run",
                     name=run_id,
                 )
-            state = run.state
-            status = state.status
+            status = run.state.status
             if status is None or status in TERMINAL:
                 raise _refuse_transition(run_id, status, status, payload.kind, 0)
             ts = self._clock.now()
             if ts.tzinfo is not UTC:
                 ts = utc(ts)
-            last_ts = state.last_ts
-            if last_ts is not None and ts < last_ts:
+            last_ts = run.last_ts
+            if ts < last_ts:
                 ts = last_ts  # a run's times never go backwards, whatever the wall clock does
-            seq = state.last_seq + 1
+            seq = run.last_seq + 1
             event = _envelope(
                 payload,
                 seq,
@@ -612,8 +656,9 @@ class MemoryEventStore(EventStore):
                 run.parent_run_id,
                 run.name,
             )
+            assert run.events is not None  # a run's log is packed only once it has ended
             run.events.append(event)
-            run.state = RunState(status, seq, ts, state.interrupts, state.wake_at)
+            run.last_seq, run.last_ts = seq, ts
             waiters = log.waiters.pop(run_id, None) if log.waiters else None
         if waiters:
             _wake(waiters)
@@ -628,9 +673,7 @@ class MemoryEventStore(EventStore):
         if run is None:
             return []
         start = max(0, from_seq)
-        if limit is None:
-            return run.events[start:]
-        return run.events[start : start + max(0, limit)]
+        return run.read(start, None if limit is None else start + max(0, limit))
 
     async def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
         log = self._log
@@ -639,7 +682,11 @@ class MemoryEventStore(EventStore):
         while not self._closed:
             run = log.runs.get(run_id)
             if run is not None:
-                events = run.events
+                events = run.events  # a run ending meanwhile leaves this list complete
+                if events is None:  # it had ended: its packed log, to the terminal event
+                    for event in run.read(position, None):
+                        yield event
+                    return
                 while position < len(events):
                     event = events[position]
                     position += 1
@@ -651,7 +698,7 @@ class MemoryEventStore(EventStore):
             future: asyncio.Future[None] = loop.create_future()
             with log.lock:
                 current = log.runs.get(run_id)
-                if current is not None and (len(current.events) > position or current is not run):
+                if current is not None and (current.last_seq >= position or current is not run):
                     continue  # written while we looked: no need to park
                 log.waiters.setdefault(run_id, set()).add(future)
             self._parked.add(future)
@@ -770,8 +817,8 @@ class MemoryEventStore(EventStore):
                     break
                 if not query.all_namespaces and run.namespace != query.namespace:
                     continue
-                last = run.state.last_ts
-                if finished_before is not None and (last is None or last >= finished_before):
+                last = run.last_ts
+                if finished_before is not None and last >= finished_before:
                     continue
                 self._forget(run)
                 removed += 1
@@ -828,6 +875,15 @@ def _size(ids: Collection[str]) -> int:
     return len(ids)
 
 
+def _add(index: dict[Any, dict[str, None]], bucket: Any, run_id: str) -> None:
+    # Not ``setdefault(bucket, {})``: that builds an empty dict on every call, bucket or not.
+    runs = index.get(bucket)
+    if runs is None:
+        index[bucket] = {run_id: None}
+    else:
+        runs[run_id] = None
+
+
 def _drop(index: dict[Any, dict[str, None]], bucket: Any, run_id: str) -> None:
     runs = index.get(bucket)
     if runs is not None:
@@ -856,10 +912,7 @@ def _matches(run: _Run, query: RunQuery) -> bool:
         return False
     if query.created_before is not None and not run.created_at < utc(query.created_before):
         return False
-    last = state.last_ts
-    if query.updated_before is not None and not (
-        last is not None and last < utc(query.updated_before)
-    ):
+    if query.updated_before is not None and not run.last_ts < utc(query.updated_before):
         return False
     return query.wake_before is None or (
         state.wake_at is not None and state.wake_at < utc(query.wake_before)

@@ -143,8 +143,16 @@ class Channel:
     closed: bool = False
     in_flight: int = 0
     """Steps and child runs executing now; a play does not park while one is running."""
-    checkpoint_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _checkpoint_lock: asyncio.Lock | None = None
     _held: set[asyncio.Future[None]] = field(default_factory=set)
+
+    @property
+    def checkpoint_lock(self) -> asyncio.Lock:
+        """Serializes the body's safe points; made on first use (most bodies have none)."""
+        lock = self._checkpoint_lock
+        if lock is None:
+            lock = self._checkpoint_lock = asyncio.Lock()
+        return lock
 
     @property
     def stopping(self) -> bool:

@@ -44,6 +44,7 @@ from agentdeck.content import (
     ResourceBlock,
     TextBlock,
     UnknownBlock,
+    is_plain_json_scalar,
 )
 from agentdeck.errors import ConfigError, InvalidInputError, ReplayError
 from agentdeck.events import (
@@ -236,6 +237,8 @@ def output_blocks(value: Any) -> list[ContentBlock]:
     """
     if value is None:
         return []
+    if is_plain_json_scalar(value):
+        return [data_block(value)]  # the common return value, without the block checks
     if isinstance(value, _BLOCK_TYPES):
         return [value]
     if (
