@@ -41,6 +41,7 @@ from agentdeck.events import Event, RunCompleted, RunInterrupted, TextDelta
 from agentdeck.ports import BackendRequest, EventStore, RunQuery
 from agentdeck.status import RunStatus
 from agentdeck.testing import new_run
+from agentdeck_stores._sqlite_events import READ_LOG
 from agentdeck_stores.postgres import PostgresEventStore
 from agentdeck_stores.sqlite import SqliteEventStore
 from benchmarks import Pair, bench
@@ -326,17 +327,19 @@ def _read_run(backend: str) -> Pair:
         assert len(events) == READ_BACK, len(events)
         return events
 
+    if isinstance(store, SqliteEventStore):
+        conn = sqlite3.connect(store.path)
+
+        def raw_sqlite() -> object:
+            # The store's own statement (a row per event: its seq, time and payload, beside
+            # its run's fields), each payload json.loads-ed.
+            rows = conn.execute(READ_LOG, (run_id, 0)).fetchall()
+            return [json.loads(row[2]) for row in rows]
+
+        return Pair(subject=subject, baseline=raw_sqlite, ops_per_call=READ_BACK)
     select = (
         "SELECT data{cast} FROM agentdeck_events WHERE run_id = {mark} AND seq >= 0 ORDER BY seq"
     )
-    if isinstance(store, SqliteEventStore):
-        conn = sqlite3.connect(store.path)
-        query = select.format(cast="", mark="?")
-
-        def raw_sqlite() -> object:
-            return [json.loads(data) for (data,) in conn.execute(query, (run_id,)).fetchall()]
-
-        return Pair(subject=subject, baseline=raw_sqlite, ops_per_call=READ_BACK)
     raw: psycopg.AsyncConnection[Any] = loop.run(
         psycopg.AsyncConnection.connect(f"{SERVER}?options=-csearch_path%3D{_SCHEMAS[-1]}")
     )

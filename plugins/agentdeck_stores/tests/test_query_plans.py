@@ -26,6 +26,7 @@ from agentdeck.status import RunStatus
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import PostgresSchema
 from agentdeck_stores._sql import AppendJob, OpenJob, list_sql, ns_key, to_micros
+from agentdeck_stores._sqlite_events import READ_LOG
 from agentdeck_stores._sqlite_writer import KEY_HOLDER, SESSION_HOLDER
 from agentdeck_stores.postgres import PostgresEventStore, lock_rows_sql
 from agentdeck_stores.sqlite import SqliteEventStore
@@ -128,13 +129,14 @@ def test_sqlite_lookups_use_their_indexes(
     _assert_sqlite_indexed(holder, "agentdeck_runs_session_holder", seek, "session claim")
     key = _sqlite_plan(connection, KEY_HOLDER, (ns_key("crowd"), "order-10"))
     _assert_sqlite_indexed(key, "agentdeck_runs_key", ("ns", "run_key"), "key lookup")
-    log = _sqlite_plan(
-        connection,
-        "SELECT data FROM agentdeck_events WHERE run_id = ? AND seq >= ? ORDER BY seq",
-        ("r", 0),
-    )
-    assert any("PRIMARY KEY" in step for step in log), log
-    assert not any("TEMP B-TREE" in step for step in log), log
+    log = _sqlite_plan(connection, READ_LOG + " LIMIT ?", ("r", 0, 500))
+    # the run's ordinal by its id, then one range of the events' keys: no scan, no sort
+    assert any(step.startswith("SEARCH agentdeck_runs") for step in log), log
+    assert any(
+        step.startswith("SEARCH agentdeck_events USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)")
+        for step in log
+    ), log
+    assert not any(step.startswith("SCAN ") or "TEMP B-TREE" in step for step in log), log
 
 
 def test_sqlite_listing_waiting_runs_returns_only_them(

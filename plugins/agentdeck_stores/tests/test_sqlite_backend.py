@@ -13,8 +13,7 @@ from agentdeck.events import ControlVerb, RunCompleted
 from agentdeck.plugins import PluginHost
 from agentdeck.ports import BackendRequest, LeaseState, PruneQuery
 from agentdeck.testing import new_run
-from agentdeck_stores._sql import SCHEMA_VERSION
-from agentdeck_stores._sqlite_schema import parse_url
+from agentdeck_stores._sqlite_schema import SCHEMA_VERSION, parse_url
 from agentdeck_stores.postgres import PostgresControlPort, PostgresEventStore, PostgresLeasePort
 from agentdeck_stores.sqlite import SqliteControlPort, SqliteEventStore, SqliteLeasePort
 

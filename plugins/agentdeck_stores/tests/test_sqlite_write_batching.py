@@ -21,6 +21,7 @@ import pytest
 from agentdeck.errors import StoreError
 from agentdeck.events import ControlVerb, RunCompleted, TextDelta
 from agentdeck.ports import BackendRequest, LeaseState
+from agentdeck.status import RunStatus
 from agentdeck.testing import new_run
 from agentdeck_stores import _sqlite_writer
 from agentdeck_stores.sqlite import SqliteControlPort, SqliteEventStore, SqliteLeasePort
@@ -188,6 +189,46 @@ async def test_a_lease_taken_just_before_an_append_waits_to_share_its_commit(
     await ports.store.append(run.run_id, [RunCompleted()])
     assert await taking
     assert ports.commits() == before + 1
+
+
+async def test_deleting_engine_state_that_is_not_there_commits_nothing(ports: Ports) -> None:
+    run = new_run()
+    assert (await ports.store.open_run(run)).opened
+    before = ports.commits()
+    await ports.store.delete_state(run.run_id, "approvals")  # what engines do at every end
+    assert ports.commits() == before
+    await ports.store.put_state(run.run_id, "approvals", b"parked")
+    await ports.store.delete_state(run.run_id, "approvals")
+    assert ports.commits() == before + 2
+    assert await ports.store.get_state(run.run_id, "approvals") is None
+
+
+async def test_a_delete_issued_beside_a_put_still_comes_after_it(ports: Ports) -> None:
+    """The put is not committed when the delete looks: the delete must not find it absent."""
+    run = new_run()
+    assert (await ports.store.open_run(run)).opened
+    await asyncio.gather(
+        ports.store.put_state(run.run_id, "journal", b"j"),
+        ports.store.delete_state(run.run_id, "journal"),
+    )
+    assert await ports.store.get_state(run.run_id, "journal") is None
+
+
+async def test_an_append_that_moves_no_indexed_column_rewrites_only_the_runs_row(
+    ports: Ports,
+) -> None:
+    run = new_run()
+    assert (await ports.store.open_run(run)).opened
+    ports.statements.clear()
+    await ports.store.append(run.run_id, [TextDelta(message_id="m", text="x")] * 3)
+    updates = [s for s in ports.statements if s.startswith("UPDATE agentdeck_runs")]
+    assert len(updates) == 1 and updates[0].startswith("UPDATE agentdeck_runs SET last_seq =")
+    ports.statements.clear()
+    await ports.store.append(run.run_id, [RunCompleted()])  # the status moves: indexes too
+    updates = [s for s in ports.statements if s.startswith("UPDATE agentdeck_runs")]
+    assert len(updates) == 1 and updates[0].startswith("UPDATE agentdeck_runs SET status =")
+    record = await ports.store.get_run(run.run_id)
+    assert record is not None and (record.status, record.last_seq) == (RunStatus.COMPLETED, 4)
 
 
 @pytest.fixture

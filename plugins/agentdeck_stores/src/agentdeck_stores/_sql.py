@@ -25,12 +25,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from agentdeck.clock import utc
-from agentdeck.errors import EventSchemaError, InvalidInputError, NotFoundError, RunStateError
+from agentdeck.errors import (
+    EventSchemaError,
+    InvalidInputError,
+    NotFoundError,
+    RunStateError,
+    StoreError,
+)
 from agentdeck.events import PAYLOAD_TYPES, Event, Payload, RunStarted, UnknownEvent
 from agentdeck.events import parse_payload as _parse_payload
 from agentdeck.events import payload_type as _payload_type
 from agentdeck.ports import NewRun, OpenOutcome, PruneQuery, RunQuery, RunRecord, Takeover
 from agentdeck.status import (
+    FOLDED_KINDS,
     TERMINAL,
     RunState,
     RunStatus,
@@ -64,7 +71,8 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-"""The schema version both SQL backends write; each keeps its migrations up to this one."""
+"""The schema version the PostgreSQL store writes (SQLite's has moved on on its own: see
+:data:`agentdeck_stores._sqlite_schema.SCHEMA_VERSION`)."""
 
 RUN_COLUMNS = (
     "ordinal, run_id, ns, name, invocable_kind, session_id, run_key, parent_run_id, status, "
@@ -297,7 +305,9 @@ class EventRow:
     run_id: str
     seq: int
     data: str
-    """The whole envelope as JSON (``Event.to_json``), read back with ``Event.from_json``."""
+    """The event as the backend keeps it (:attr:`BatchPlan.encode`): PostgreSQL the whole
+    envelope as JSON (``Event.to_json``), SQLite the payload alone."""
+    ts: datetime
 
 
 @dataclass(slots=True, eq=False)
@@ -311,8 +321,19 @@ class BatchPlan:
     """
 
     source: RowSource
+    max_seq: int | None = None
+    """The highest seq the backend can store, if it has a limit: an append past it is refused."""
+    backend: str = "sql"
+    """The backend's name, for the refusal of an append past :attr:`max_seq`."""
+    encode: Callable[[Event], str] = Event.to_json
+    """An event's :attr:`EventRow.data`."""
     inserted: list[RunRow] = field(default_factory=list)
     updated: dict[str, RunRow] = field(default_factory=dict)
+    reindexed: set[str] = field(default_factory=set)
+    """The runs of :attr:`updated` whose indexed columns (``status``, ``wake_at``,
+    ``holds_session``) changed. The others moved only ``last_seq`` and ``updated_at``, which a
+    backend may write alone: SQLite rewrites an index entry whenever its column is ``SET``,
+    even to the value it holds."""
     events: list[EventRow] = field(default_factory=list)
     changed: set[str] = field(default_factory=set)
     """Runs whose logs grew (whose followers to wake after the commit)."""
@@ -415,6 +436,7 @@ class BatchPlan:
         if stepped_over is not None:
             stepped_over.holds_session = False
             self._touch(stepped_over)
+            self.reindexed.add(stepped_over.run_id)
         self._rows[row.run_id] = row
         self._new.add(row.run_id)
         self.inserted.append(row)
@@ -422,7 +444,7 @@ class BatchPlan:
             self._sessions[(ns, new.session_id)] = row.run_id
         if key is not None:
             self._keys[(ns, key)] = row.run_id
-        self.events.append(EventRow(row.run_id, 0, event.to_json()))
+        self.events.append(EventRow(row.run_id, 0, self.encode(event), ts))
         self.changed.add(row.run_id)
         return OpenOutcome(event=event, stepped_over=stepped_record)
 
@@ -460,36 +482,54 @@ class BatchPlan:
             status = next_status(status, kind)
         if not job.payloads:
             return []
+        if self.max_seq is not None and row.last_seq + len(job.payloads) > self.max_seq:
+            raise StoreError(
+                f"run '{run_id}' would pass {self.max_seq} events, the most this store keeps "
+                "for one run; nothing was recorded",
+                backend=self.backend,
+            )
         ts = utc(job.ts)
         if ts < row.updated_at:
             ts = row.updated_at  # a run's times never go backwards, whatever the wall clock does
         state = RunState(
             status=before, last_seq=row.last_seq, last_ts=row.updated_at, wake_at=row.wake_at
         )
-        namespace = row.namespace
+        seq = row.last_seq
+        namespace, session_id, parent_run_id, origin = (
+            row.namespace,
+            row.session_id,
+            row.parent_run_id,
+            row.name,
+        )
         recorded: list[Event] = []
+        rows, encode = self.events, self.encode
         for payload in job.payloads:
+            seq += 1
             event = Event.record(
                 payload,
-                seq=state.last_seq + 1,
+                seq=seq,
                 run_id=run_id,
                 ts=ts,
-                session_id=row.session_id,
+                session_id=session_id,
                 namespace=namespace,
-                parent_run_id=row.parent_run_id,
-                origin=row.name,
+                parent_run_id=parent_run_id,
+                origin=origin,
             )
-            state = apply(state, event)
+            if payload.kind in FOLDED_KINDS:  # the rest move only the last seq and time
+                state = apply(state, event)
             recorded.append(event)
-            self.events.append(EventRow(run_id, event.seq, event.to_json()))
+            rows.append(EventRow(run_id, seq, encode(event), ts))
         assert state.status is not None
+        indexed = (row.status, row.wake_at, row.holds_session)
         row.status = state.status
-        row.last_seq = state.last_seq
+        row.last_seq = seq
         row.updated_at = ts
         row.wake_at = state.wake_at
         if state.status in TERMINAL and row.holds_session:
             row.holds_session = False  # a finished run frees its session
         self._touch(row)
+        if indexed != (row.status, row.wake_at, row.holds_session) and run_id not in self._new:
+            self.reindexed.add(run_id)
         self.changed.add(run_id)
         return recorded
 

@@ -3,21 +3,33 @@
 Every table lives in one file and one schema, created or migrated by whichever of the three
 opens the file first (in one ``BEGIN IMMEDIATE`` transaction, so processes opening it at once
 agree): the store's ``prune`` can then drop a finished run's control requests and lease along
-with its log.
+with its log. (Schema 2 changed how events are kept: see :mod:`agentdeck_stores._sqlite_events`.)
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote
 
 from agentdeck.errors import ConfigError, StoreError
-from agentdeck_stores._sql import SCHEMA_VERSION
+from agentdeck_stores._sql import to_micros
+from agentdeck_stores._sqlite_events import MAX_SEQ, event_id
 
-__all__ = ["MIGRATIONS", "SqliteTarget", "connect", "ensure_schema", "parse_url", "store_error"]
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "SqliteTarget",
+    "connect",
+    "ensure_schema",
+    "parse_url",
+    "store_error",
+]
 
 BACKEND = "sqlite"
 BUSY_TIMEOUT = 10.0
@@ -112,7 +124,52 @@ def connect(target: SqliteTarget) -> sqlite3.Connection:
     return connection
 
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {
+SCHEMA_VERSION = 2
+"""The schema version this release writes (the PostgreSQL store keeps its own)."""
+
+
+def _refuse_long_logs(connection: sqlite3.Connection, url: str) -> None:
+    """Before schema 2: a run past :data:`MAX_SEQ` would not fit its key (none is expected)."""
+    (longest,) = connection.execute("SELECT max(seq) FROM agentdeck_events").fetchone()
+    if longest is not None and longest > MAX_SEQ:
+        raise StoreError(
+            f"a run in this database has {longest + 1} events, more than schema "
+            f"{SCHEMA_VERSION} keeps per run ({MAX_SEQ + 1}); open it with agentdeck-stores "
+            "older than the schema, or prune that run first",
+            backend=BACKEND,
+            url=url,
+        )
+
+
+def _move_events(connection: sqlite3.Connection, url: str) -> None:
+    """Schema 1's events into schema 2's table: keyed by ordinal and seq, the time and payload
+    taken out of each stored envelope (as JSON, so a kind this release does not know moves
+    as it is)."""
+    rows = connection.execute(
+        "SELECT r.ordinal, e.seq, e.data FROM agentdeck_runs AS r "
+        "JOIN agentdeck_events AS e ON e.run_id = r.run_id ORDER BY r.ordinal, e.seq"
+    )
+    while batch := rows.fetchmany(1000):
+        moved = []
+        for ordinal, seq, data in batch:
+            envelope = json.loads(data)
+            moved.append(
+                (
+                    event_id(ordinal, seq),
+                    to_micros(datetime.fromisoformat(envelope["ts"])),
+                    json.dumps(envelope["payload"], separators=(",", ":")),
+                )
+            )
+        connection.executemany(
+            "INSERT INTO agentdeck_events_v2 (id, ts, data) VALUES (?, ?, ?)", moved
+        )
+
+
+Migration = str | Callable[[sqlite3.Connection, str], None]
+"""A statement, or a step given the connection and the URL: a check (raising to refuse the
+upgrade) or a move of rows."""
+
+MIGRATIONS: dict[int, tuple[Migration, ...]] = {
     1: (
         """CREATE TABLE agentdeck_runs (
             ordinal INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -170,8 +227,19 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         ) WITHOUT ROWID""",
         "CREATE INDEX agentdeck_leases_expiry ON agentdeck_leases (expires_at, run_id)",
     ),
+    2: (
+        _refuse_long_logs,
+        """CREATE TABLE agentdeck_events_v2 (
+            id INTEGER PRIMARY KEY,
+            ts INTEGER NOT NULL,
+            data TEXT NOT NULL
+        )""",
+        _move_events,
+        "DROP TABLE agentdeck_events",
+        "ALTER TABLE agentdeck_events_v2 RENAME TO agentdeck_events",
+    ),
 }
-"""Schema version -> the statements that bring the previous version to it."""
+"""Schema version -> the steps that bring the previous version to it."""
 
 assert max(MIGRATIONS) == SCHEMA_VERSION
 
@@ -191,8 +259,11 @@ def ensure_schema(connection: sqlite3.Connection, url: str) -> None:
                 url=url,
             )
         for version in range(current + 1, SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS[version]:
-                connection.execute(statement)
+            for step in MIGRATIONS[version]:
+                if isinstance(step, str):
+                    connection.execute(step)
+                else:
+                    step(connection, url)
         if current < SCHEMA_VERSION:
             connection.execute("DELETE FROM agentdeck_schema")
             connection.execute(

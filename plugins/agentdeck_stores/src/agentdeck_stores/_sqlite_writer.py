@@ -66,8 +66,9 @@ from agentdeck_stores._sql import (
     from_micros,
     to_micros,
 )
+from agentdeck_stores._sqlite_events import INSERT_EVENT, MAX_SEQ, encode, event_id
 from agentdeck_stores._sqlite_follow import FollowHub, acquire_hub, release_hub
-from agentdeck_stores._sqlite_schema import WAL_AUTOCHECKPOINT
+from agentdeck_stores._sqlite_schema import BACKEND, WAL_AUTOCHECKPOINT
 from agentdeck_stores._sqlite_threads import (
     MAX_BATCH,
     ConnectionThread,
@@ -99,8 +100,13 @@ LIVENESS = _LEVELS["NORMAL"]
 """The level of liveness writes, whatever the URL says (see the module docstring)."""
 
 
-LIVENESS_LINGER = 0.0005
-"""Seconds a batch of liveness writes alone waits for company (see :func:`_linger`)."""
+LIVENESS_LINGER = 0.025
+"""Seconds a batch of liveness writes alone waits for company (see :func:`_linger`).
+
+Long enough for a run's first append to come along: its engine's first payload follows the
+lease by 1-2 ms with a model in process, and by several on a local HTTP model (a lease alone
+costs a transaction and a wake-up of its own, as much as an append). Nobody waits on it meanwhile:
+the runtime takes a run's lease beside its play, and a run's ending (awaited) takes it along."""
 
 
 _EVENT_JOBS = frozenset({OpenJob, AppendJob})
@@ -191,67 +197,78 @@ _UPDATE_RUN = (
     "UPDATE agentdeck_runs SET status = ?, last_seq = ?, updated_at = ?, wake_at = ?, "
     "holds_session = ? WHERE run_id = ?"
 )
+_UPDATE_PROGRESS = "UPDATE agentdeck_runs SET last_seq = ?, updated_at = ? WHERE run_id = ?"
+"""A run whose indexed columns did not move (a burst of a running run): only its row is
+rewritten, none of its index entries (see :attr:`BatchPlan.reindexed`)."""
 _INSERT_RUN = (
     "INSERT INTO agentdeck_runs (run_id, ns, name, invocable_kind, session_id, run_key, "
     "parent_run_id, status, created_at, updated_at, last_seq, wake_at, holds_session) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_INSERT_EVENT = "INSERT INTO agentdeck_events (run_id, seq, data) VALUES (?, ?, ?)"
+_STATE_HELD = "SELECT 1 FROM agentdeck_engine_state WHERE run_id = ? AND name = ?"
 
 
 def _write_rows(connection: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
     """One ``execute`` for one row (most batches), ``executemany`` for more."""
     if len(rows) == 1:
         connection.execute(sql, rows[0])
-    else:
+    elif rows:
         connection.executemany(sql, rows)
 
 
 def _write_plan(connection: sqlite3.Connection, plan: BatchPlan) -> None:
+    ordinals: dict[str, int] = {}
     if plan.updated:
-        _write_rows(
-            connection,
-            _UPDATE_RUN,
-            [
-                (
-                    row.status.value,
-                    row.last_seq,
-                    to_micros(row.updated_at),
-                    to_micros(row.wake_at) if row.wake_at is not None else None,
-                    int(row.holds_session),
-                    row.run_id,
+        full: list[tuple[Any, ...]] = []
+        light: list[tuple[Any, ...]] = []
+        for row in plan.updated.values():
+            assert row.ordinal is not None  # read from the table
+            ordinals[row.run_id] = row.ordinal
+            if row.run_id in plan.reindexed:
+                full.append(
+                    (
+                        row.status.value,
+                        row.last_seq,
+                        to_micros(row.updated_at),
+                        to_micros(row.wake_at) if row.wake_at is not None else None,
+                        int(row.holds_session),
+                        row.run_id,
+                    )
                 )
-                for row in plan.updated.values()
-            ],
-        )
-    if plan.inserted:
-        _write_rows(
-            connection,
+            else:
+                light.append((row.last_seq, to_micros(row.updated_at), row.run_id))
+        _write_rows(connection, _UPDATE_RUN, full)
+        _write_rows(connection, _UPDATE_PROGRESS, light)
+    for row in plan.inserted:
+        # One statement per run (an open rarely shares a batch): its ordinal keys its events.
+        cursor = connection.execute(
             _INSERT_RUN,
-            [
-                (
-                    row.run_id,
-                    row.ns,
-                    row.name,
-                    row.invocable_kind,
-                    row.session_id,
-                    row.key,
-                    row.parent_run_id,
-                    row.status.value,
-                    to_micros(row.created_at),
-                    to_micros(row.updated_at),
-                    row.last_seq,
-                    to_micros(row.wake_at) if row.wake_at is not None else None,
-                    int(row.holds_session),
-                )
-                for row in plan.inserted
-            ],
+            (
+                row.run_id,
+                row.ns,
+                row.name,
+                row.invocable_kind,
+                row.session_id,
+                row.key,
+                row.parent_run_id,
+                row.status.value,
+                to_micros(row.created_at),
+                to_micros(row.updated_at),
+                row.last_seq,
+                to_micros(row.wake_at) if row.wake_at is not None else None,
+                int(row.holds_session),
+            ),
         )
+        assert cursor.lastrowid is not None
+        row.ordinal = ordinals[row.run_id] = cursor.lastrowid
     if plan.events:
         _write_rows(
             connection,
-            _INSERT_EVENT,
-            [(event.run_id, event.seq, event.data) for event in plan.events],
+            INSERT_EVENT,
+            [
+                (event_id(ordinals[event.run_id], event.seq), to_micros(event.ts), event.data)
+                for event in plan.events
+            ],
         )
 
 
@@ -287,6 +304,11 @@ class SharedWriter:
         self._inline_allowed = True
         """False for good once a port above ``NORMAL`` or a second live loop used the file."""
         self._mode = threading.Lock()
+        self.state_writes = 0
+        """Engine-state writes submitted in this process and not yet answered (see
+        :meth:`state_absent`); counted by the stores on this file, on their loops. (Should two
+        loops ever race on the count, the inline writer is gone for good by then, and with it
+        every use of the count.)"""
 
     def submit(self, write: Write, translate: Translate) -> asyncio.Future[Any]:
         """Queue ``write``: the future of its outcome, set once the batch that took it
@@ -341,6 +363,31 @@ class SharedWriter:
             self._inline = _InlineWriter(self, loop, connection)
             return self._inline
 
+    def state_absent(self, run_id: str, name: str) -> bool:
+        """Whether ``(run_id, name)`` holds no engine state, nor has any on its way from this
+        process: then deleting it would change nothing, and needs no transaction.
+
+        Engines delete their state at the end of every run, most of them having written none:
+        a transaction that finds nothing to delete still takes the write lock, commits and
+        costs its caller a wake-up. The answer is read on the inline connection (one primary
+        key lookup, which in WAL mode waits for no lock), so only while this loop writes
+        inline; a state write still unanswered means no (its commit may be yet to come), and
+        so does any error (the delete then runs as a write and reports it).
+        """
+        inline = self._inline
+        if (
+            self.state_writes
+            or inline is None
+            or inline.retired
+            or inline.loop is not asyncio.get_running_loop()
+        ):
+            return False
+        try:
+            found = inline.connection.execute(_STATE_HELD, (run_id, name)).fetchall()
+        except sqlite3.Error:
+            return False
+        return not found
+
     async def call(
         self, fn: Callable[[sqlite3.Connection], _T], level: int, translate: Translate
     ) -> _T:
@@ -390,7 +437,16 @@ class SharedWriter:
         execute = connection.execute
         execute("BEGIN IMMEDIATE")
         try:
-            plan = BatchPlan(_Rows(connection, events)) if events else None  # type: ignore[arg-type]
+            plan = (
+                BatchPlan(
+                    _Rows(connection, events),  # type: ignore[arg-type]
+                    max_seq=MAX_SEQ,
+                    backend=BACKEND,
+                    encode=encode,
+                )
+                if events
+                else None
+            )
             outcomes: list[tuple[Any, BaseException | None]] = []
             for write in writes:
                 job = write.job
@@ -456,11 +512,11 @@ class _InlineWriter:
         self._pending: list[Queued[Write]] = []
         self._handle: asyncio.Handle | None = None
         self._lingering = False
-        self._retired = False
+        self.retired = False
         self._checkpointed = connection.total_changes
 
     def enqueue(self, write: Write, translate: Translate) -> asyncio.Future[Any]:
-        if self._retired:  # only a write racing the retirement: the thread takes it
+        if self.retired:  # only a write racing the retirement: the thread takes it
             return self.owner.thread.enqueue(write, translate)
         future: asyncio.Future[Any] = self.loop.create_future()
         self._pending.append(Queued(write, future, translate))
@@ -507,7 +563,7 @@ class _InlineWriter:
     def retire(self) -> None:
         """From any thread: no more writes; those queued commit on the loop, then the
         connection closes (at once if the loop is closed: nobody awaits its writes)."""
-        self._retired = True
+        self.retired = True
         if self.loop.is_closed():
             self.connection.close()
             return
@@ -540,8 +596,8 @@ def _linger(writes: Sequence[Write]) -> float:
     """A batch of liveness writes alone waits a moment for a write that commits anyway.
 
     Nobody waits on a liveness write to go on (a run's lease is taken beside its play), and it
-    is typically followed at once by one of the run's appends: committed together they cost one
-    transaction and one wake-up of the caller's loop rather than two.
+    is typically followed within milliseconds by one of the run's appends: committed together
+    they cost one transaction and one wake-up of the caller's loop rather than two.
     """
     return LIVENESS_LINGER if all(write.linger for write in writes) else 0.0
 

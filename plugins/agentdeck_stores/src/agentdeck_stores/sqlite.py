@@ -32,7 +32,7 @@ from typing import Any, ClassVar, TypeVar
 
 from agentdeck.clock import Clock, SystemClock, utc
 from agentdeck.errors import InvalidInputError, StoreError
-from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload, stored_events
+from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload
 from agentdeck.ports import (
     BackendRequest,
     ControlPort,
@@ -65,6 +65,7 @@ from agentdeck_stores._sql import (
     prune_sql,
     to_micros,
 )
+from agentdeck_stores._sqlite_events import DELETE_LOG, MAX_SEQ, READ_LOG, stored
 from agentdeck_stores._sqlite_follow import wake
 from agentdeck_stores._sqlite_schema import (
     BACKEND,
@@ -110,19 +111,17 @@ def _transaction(connection: sqlite3.Connection, work: Callable[[], _T]) -> _T:
 # =========================================================================== reads
 
 
-def _events(rows: Sequence[tuple[str]]) -> list[Event]:
-    return stored_events([data for (data,) in rows])
-
-
 def _read(
     connection: sqlite3.Connection, run_id: str, from_seq: int, limit: int | None
 ) -> list[Event]:
-    sql = "SELECT data FROM agentdeck_events WHERE run_id = ? AND seq >= ? ORDER BY seq"
-    params: tuple[Any, ...] = (run_id, max(0, from_seq))
-    if limit is not None:
-        sql += " LIMIT ?"
-        params = (*params, max(0, limit))
-    return _events(connection.execute(sql, params).fetchall())
+    from_seq = max(0, from_seq)
+    if from_seq > MAX_SEQ:
+        return []
+    if limit is None:
+        cursor = connection.execute(READ_LOG, (run_id, from_seq))
+    else:
+        cursor = connection.execute(READ_LOG + " LIMIT ?", (run_id, from_seq, max(0, limit)))
+    return stored(run_id, cursor.fetchall())
 
 
 def _tail(
@@ -167,10 +166,11 @@ def _prune(connection: sqlite3.Connection, query: PruneQuery) -> int:
 
     def work() -> int:
         run_ids = [run_id for (run_id,) in connection.execute(sql, params)]
+        # Each run's events are one range of keys, found by its ordinal: before its row goes.
+        connection.executemany(DELETE_LOG, [(run_id,) for run_id in run_ids])
         for batch in chunks(run_ids, 500):
             marks = ", ".join("?" * len(batch))
             for table in (
-                "agentdeck_events",
                 "agentdeck_engine_state",
                 "agentdeck_control",
                 "agentdeck_leases",
@@ -350,16 +350,32 @@ class SqliteEventStore(_Backend, EventStore):
                 (run_id, name, data),
             )
 
-        await self._write(put)
+        await self._state_write(put)
 
     async def delete_state(self, run_id: str, name: str) -> None:
+        self._check_usable()
+        assert self._writer is not None
+        if self._writer.state_absent(run_id, name):
+            return  # nothing there, nothing on its way: no transaction (see state_absent)
+
         def delete(connection: sqlite3.Connection) -> None:
             connection.execute(
                 "DELETE FROM agentdeck_engine_state WHERE run_id = ? AND name = ?",
                 (run_id, name),
             )
 
-        await self._write(delete)
+        await self._state_write(delete)
+
+    async def _state_write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        """An engine-state write, counted while unanswered (see ``SharedWriter.state_absent``)."""
+        self._check_usable()
+        writer = self._writer
+        assert writer is not None
+        writer.state_writes += 1
+        try:
+            await self._write(fn)
+        finally:
+            writer.state_writes -= 1
 
     # -- reads --------------------------------------------------------------------------------
 
