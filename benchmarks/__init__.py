@@ -65,11 +65,17 @@ class Pair:
 
     `ops_per_call` says how many operations one call performs (100 appends, 10,000 events
     read), so `per_s` and `us_op` rows report per operation rather than per call.
+
+    Batches are timed with the cyclic garbage collector paused, as `timeit` does, unless
+    `collector` is set: then it runs as it does in a real process. Throughput rows whose calls
+    leave objects alive (runs kept in a store) set it, since the collections those objects
+    cause are part of what an operation costs there.
     """
 
     subject: Callable[[], object]
     baseline: Callable[[], object]
     ops_per_call: int = 1
+    collector: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,10 +161,14 @@ def bench(
     return register
 
 
-def _time_batch(fn: Callable[[], object], calls: int) -> int:
-    """Nanoseconds for `calls` calls, with the collector paused as `timeit` does."""
+def _time_batch(fn: Callable[[], object], calls: int, *, collector: bool = False) -> int:
+    """Nanoseconds for `calls` calls, with the collector paused as `timeit` does (running when
+    `collector` is set)."""
     gc_was_enabled = gc.isenabled()
-    gc.disable()
+    if collector:
+        gc.enable()
+    else:
+        gc.disable()
     try:
         start = time.perf_counter_ns()
         for _ in range(calls):
@@ -167,15 +177,21 @@ def _time_batch(fn: Callable[[], object], calls: int) -> int:
     finally:
         if gc_was_enabled:
             gc.enable()
+        else:
+            gc.disable()
 
 
 def _calls_per_batch(pair: Pair, batch_seconds: float) -> int:
     """Enough calls that the slower side's batch lasts about `batch_seconds`."""
+    collector = pair.collector
     for fn in (pair.subject, pair.baseline):  # warm up: first calls pay for imports and caches
-        _time_batch(fn, 10)
+        _time_batch(fn, 10, collector=collector)
     calls = 1
     while True:
-        slowest = max(_time_batch(pair.subject, calls), _time_batch(pair.baseline, calls))
+        slowest = max(
+            _time_batch(pair.subject, calls, collector=collector),
+            _time_batch(pair.baseline, calls, collector=collector),
+        )
         if slowest >= batch_seconds * 1e9 / 10 or calls >= 10_000_000:
             return max(1, int(calls * batch_seconds * 1e9 / max(slowest, 1)))
         calls *= 10
@@ -254,11 +270,11 @@ def measure(row: Row, *, rounds: int, batch_seconds: float) -> Measurement:
     values: list[float] = []
     for i in range(rounds):
         if i % 2:
-            s = _time_batch(pair.subject, calls)
-            b = _time_batch(pair.baseline, calls)
+            s = _time_batch(pair.subject, calls, collector=pair.collector)
+            b = _time_batch(pair.baseline, calls, collector=pair.collector)
         else:
-            b = _time_batch(pair.baseline, calls)
-            s = _time_batch(pair.subject, calls)
+            b = _time_batch(pair.baseline, calls, collector=pair.collector)
+            s = _time_batch(pair.subject, calls, collector=pair.collector)
         subject_ns, baseline_ns = s / calls, b / calls
         subjects.append(_side(row.unit, subject_ns, pair.ops_per_call))
         baselines.append(_side(row.unit, baseline_ns, pair.ops_per_call))

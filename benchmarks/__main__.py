@@ -15,6 +15,7 @@ import pkgutil
 import platform
 import subprocess
 import sys
+import timeit
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -81,6 +82,18 @@ def _mark(m: Measurement, *, smoke: bool) -> str:
     return "pass" if m.within_budget else "FALLS SHORT"
 
 
+def reference_loop_us() -> float:
+    """Microseconds this interpreter takes for ``sum(range(1000))``, best of five.
+
+    Not a row: a reading of how fast this machine runs plain Python right now, printed and
+    stored beside the rows, so that the absolute figures (runs/s, µs added) of runs made on
+    different machines or under different load can be told apart.
+    """
+    timer = timeit.Timer("sum(range(1000))")
+    number, _ = timer.autorange()
+    return min(timer.repeat(repeat=5, number=number)) / number * 1e6
+
+
 def print_table(results: list[Measurement], *, smoke: bool) -> None:
     header = ("row", "subject", "baseline", "median", "p95", "budget", "")
     lines = [
@@ -103,7 +116,9 @@ def print_table(results: list[Measurement], *, smoke: bool) -> None:
             print(f"  {m.name}: {m.description}")
 
 
-def write_json(results: list[Measurement], *, smoke: bool, out_dir: Path) -> Path:
+def write_json(
+    results: list[Measurement], *, smoke: bool, out_dir: Path, reference: tuple[float, float]
+) -> Path:
     now = datetime.now(UTC)
     commit = commit_id()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -117,6 +132,7 @@ def write_json(results: list[Measurement], *, smoke: bool, out_dir: Path) -> Pat
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
+        "reference_loop_us": {"before": reference[0], "after": reference[1]},
         "rows": [
             {**dataclasses.asdict(m), "within_budget": m.within_budget, "enforced": not smoke}
             for m in results
@@ -139,12 +155,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no benchmark row matches {args.pattern!r}", file=sys.stderr)
         return 2
     params = SMOKE if args.smoke else FULL
+    before = reference_loop_us()
     results = [
         measure(row, rounds=int(params["rounds"]), batch_seconds=params["batch_seconds"])
         for row in rows
     ]
+    after = reference_loop_us()
     print_table(results, smoke=args.smoke)
-    path = write_json(results, smoke=args.smoke, out_dir=args.results_dir)
+    print(
+        f"machine: sum(range(1000)) takes {before:.1f} µs before the rows, {after:.1f} µs after"
+        " (a reading of this machine's speed and load, for comparing absolute figures)"
+    )
+    path = write_json(
+        results, smoke=args.smoke, out_dir=args.results_dir, reference=(before, after)
+    )
     print(f"results: {path}")
     short = [m.name for m in results if not m.within_budget]
     if short and not args.smoke:

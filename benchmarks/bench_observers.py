@@ -9,6 +9,7 @@ by the run, so the ratio should sit at 1.0 (budget 1.05: the issue's "no more th
 from __future__ import annotations
 
 import asyncio
+import atexit
 import warnings
 
 from agentdeck import Deck, Event, Observer, WorkflowCtx, workflow
@@ -44,6 +45,13 @@ def slow_observers_cost_nothing() -> Pair:
     bare = Deck(workflows=[chatty], settings=Settings(), observers=())
     loop.run_until_complete(observed.open())
     loop.run_until_complete(bare.open())
+
+    def close() -> None:  # the observers' workers end with their decks, not with the process
+        loop.run_until_complete(observed.aclose())
+        loop.run_until_complete(bare.aclose())
+        loop.close()
+
+    atexit.register(close)
     return Pair(
         subject=lambda: loop.run_until_complete(observed.run("chatty")),
         baseline=lambda: loop.run_until_complete(bare.run("chatty")),
