@@ -20,9 +20,10 @@ import asyncio
 import base64
 import binascii
 import contextlib
+import functools
 import threading
 from bisect import bisect_right
-from collections.abc import AsyncIterator, Collection, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -99,7 +100,25 @@ def instance_name(url: str) -> str | None:
 _FIELDS_SET = {name for name in Event.model_fields if name != "v"}
 """The fields :meth:`Event.record` marks as set (every field but the defaulted version)."""
 _new = object.__new__
-_setattr = object.__setattr__
+
+
+def _slot_setter(name: str) -> Any:
+    """The setter of the model slot ``name``, taken from the class that declares it.
+
+    Calling a slot's own descriptor skips the attribute lookup ``object.__setattr__`` makes on
+    every call (and a frozen model's ``__setattr__``, which refuses): an envelope sets four.
+    """
+    for klass in Event.__mro__:
+        descriptor = vars(klass).get(name)
+        if descriptor is not None:
+            return descriptor.__set__
+    raise AttributeError(name)  # pragma: no cover - pydantic models declare all four
+
+
+_set_dict = _slot_setter("__dict__")
+_set_fields_set = _slot_setter("__pydantic_fields_set__")
+_set_extra = _slot_setter("__pydantic_extra__")
+_set_private = _slot_setter("__pydantic_private__")
 
 
 def _envelope_fast(
@@ -120,9 +139,8 @@ def _envelope_fast(
     at import that the result is indistinguishable from ``Event.record``'s.
     """
     event: Event = _new(Event)
-    _setattr(
+    _set_dict(
         event,
-        "__dict__",
         {
             "v": SCHEMA_VERSION,
             "kind": payload.kind,
@@ -138,9 +156,9 @@ def _envelope_fast(
     )
     # One set shared by every envelope: a frozen model never changes its fields set (pydantic
     # copies it in model_copy), and a set per event was a third of an event's memory.
-    _setattr(event, "__pydantic_fields_set__", _FIELDS_SET)
-    _setattr(event, "__pydantic_extra__", None)
-    _setattr(event, "__pydantic_private__", None)
+    _set_fields_set(event, _FIELDS_SET)
+    _set_extra(event, None)
+    _set_private(event, None)
     return event
 
 
@@ -385,6 +403,8 @@ def _refuse_transition(
 
 
 _KNOWN_PAYLOADS = frozenset(PAYLOAD_TYPES)
+_system_now = functools.partial(datetime.now, UTC)
+"""What :meth:`SystemClock.now` returns, called without a Python frame."""
 
 
 def _as_payload(payload: Any) -> Any:
@@ -430,6 +450,10 @@ class MemoryEventStore(EventStore):
         self.name = name
         self.url = url if url is not None else f"{SCHEME}://{name or ''}"
         self._clock: Clock = clock if clock is not None else SystemClock()
+        # The system clock read without its method call (every append reads the time).
+        self._now: Callable[[], datetime] = (
+            _system_now if type(self._clock) is SystemClock else self._clock.now
+        )
         self._log = _named_log(name) if name is not None else _MemoryLog()
         self._closed = False
         self._parked: set[asyncio.Future[None]] = set()
@@ -477,7 +501,7 @@ class MemoryEventStore(EventStore):
                 key_holder = log.keys.get((namespace, key))
                 if key_holder is not None:
                     return OpenOutcome(key_holder=log.runs[key_holder].record())
-            ts = utc(self._clock.now())
+            ts = utc(self._now())
             event = _envelope(
                 started, 0, new.run_id, ts, session_id, namespace, new.parent_run_id, started.name
             )
@@ -536,10 +560,51 @@ class MemoryEventStore(EventStore):
         expect: Collection[RunStatus] | None = None,
         expect_seq: int | None = None,
     ) -> list[Event]:
-        if len(payloads) == 1 and expect is None and expect_seq is None:
+        if expect is None and expect_seq is None and len(payloads) == 1:
             payload = payloads[0]
-            if payload.kind not in FOLDED_KINDS and type(payload) in _KNOWN_PAYLOADS:
-                return self._append_content(run_id, payload)
+            if type(payload) in _KNOWN_PAYLOADS and payload.kind not in FOLDED_KINDS:
+                # One unconditional payload that changes no status (a delta, a tool call, a
+                # report: nearly every event of a run). It moves only the run's last seq and
+                # time: its status, open questions and timer stay as they are, so neither the
+                # fold nor the status and wake indexes need it. (In line rather than a method of
+                # its own: this is the store's hottest path.)
+                log = self._log
+                with log.lock:
+                    run = log.runs.get(run_id)
+                    if run is None:
+                        raise NotFoundError(
+                            f"run '{run_id}' is not in this store (never opened here, or pruned)",
+                            what="run",
+                            name=run_id,
+                        )
+                    status = run.state.status
+                    if status is None or status in TERMINAL:
+                        raise _refuse_transition(run_id, status, status, payload.kind, 0)
+                    ts = self._now()
+                    if ts.tzinfo is not UTC:
+                        ts = utc(ts)
+                    last_ts = run.last_ts
+                    if ts < last_ts:
+                        ts = last_ts  # a run's times never go backwards, whatever the clock does
+                    seq = run.last_seq + 1
+                    event = _envelope(
+                        payload,
+                        seq,
+                        run_id,
+                        ts,
+                        run.session_id,
+                        run.namespace,
+                        run.parent_run_id,
+                        run.name,
+                    )
+                    events = run.events
+                    assert events is not None  # a run's log is packed only once it has ended
+                    events.append(event)
+                    run.last_seq, run.last_ts = seq, ts
+                    waiters = log.waiters.pop(run_id, None) if log.waiters else None
+                if waiters:
+                    _wake(waiters)
+                return [event]
         checked: Sequence[Any] = payloads
         for payload in payloads:
             if type(payload) not in _KNOWN_PAYLOADS:
@@ -580,7 +645,7 @@ class MemoryEventStore(EventStore):
                 status = next_status(status, kind)
             if not checked:
                 return []
-            ts = self._clock.now()
+            ts = self._now()
             if ts.tzinfo is not UTC:
                 ts = utc(ts)
             if ts < run.last_ts:
@@ -619,50 +684,6 @@ class MemoryEventStore(EventStore):
         if waiters:
             _wake(waiters)
         return recorded
-
-    def _append_content(self, run_id: str, payload: Any) -> list[Event]:
-        """:meth:`append` of one unconditional payload that changes no status (a delta, a tool
-        call, a report: nearly every event of a run), without the general path's folding.
-
-        Such an event moves only the run's last seq and time: its status, open questions and
-        timer stay as they are, so neither the fold nor the status and wake indexes need it.
-        """
-        log = self._log
-        with log.lock:
-            run = log.runs.get(run_id)
-            if run is None:
-                raise NotFoundError(
-                    f"run '{run_id}' is not in this store (never opened here, or pruned)",
-                    what="run",
-                    name=run_id,
-                )
-            status = run.state.status
-            if status is None or status in TERMINAL:
-                raise _refuse_transition(run_id, status, status, payload.kind, 0)
-            ts = self._clock.now()
-            if ts.tzinfo is not UTC:
-                ts = utc(ts)
-            last_ts = run.last_ts
-            if ts < last_ts:
-                ts = last_ts  # a run's times never go backwards, whatever the wall clock does
-            seq = run.last_seq + 1
-            event = _envelope(
-                payload,
-                seq,
-                run_id,
-                ts,
-                run.session_id,
-                run.namespace,
-                run.parent_run_id,
-                run.name,
-            )
-            assert run.events is not None  # a run's log is packed only once it has ended
-            run.events.append(event)
-            run.last_seq, run.last_ts = seq, ts
-            waiters = log.waiters.pop(run_id, None) if log.waiters else None
-        if waiters:
-            _wake(waiters)
-        return [event]
 
     # -- reading ------------------------------------------------------------------------------
 
