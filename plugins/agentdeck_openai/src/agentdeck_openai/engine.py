@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any, ClassVar
 
 import openai
@@ -94,6 +95,7 @@ class OpenAIEngine(Engine):
         self._mcp_starting = asyncio.Lock()
         self._opened = False
         self._own_sessions: dict[str, Any] = {}
+        self._run_config_template: RunConfig | None = None
 
     # ------------------------------------------------------------------ build
 
@@ -205,7 +207,21 @@ class OpenAIEngine(Engine):
 
     # ------------------------------------------------------------------ play
 
-    async def play(self, invocation: Invocation) -> AsyncIterator[Payload]:
+    def play(self, invocation: Invocation) -> AsyncIterator[Payload]:
+        """The play's own async generator, handed to the runtime as it is.
+
+        Not a generator iterating it here: every payload of a turn would pass one more
+        generator, and the runtime closes this one itself when it stops reading. What is checked
+        before the play starts still fails its first step, not this call (see
+        :func:`_raising`), as when this method was a generator.
+        """
+        try:
+            play = self._new_play(invocation)
+        except Exception as error:
+            return _raising(error)
+        return play.run()
+
+    def _new_play(self, invocation: Invocation) -> Play:
         if not self._opened:
             raise ConfigError("the openai engine plays runs only while it is open (call open())")
         compiled = invocation.invocable.compiled
@@ -215,8 +231,8 @@ class OpenAIEngine(Engine):
             )
         check_blocks(invocation.input, use_responses=self.config.use_responses)
         provider = self._model_provider()
-        await self._start_mcp(set(_servers(invocation.invocable)))
-        play = Play(
+        servers = _servers(invocation.invocable)
+        return Play(
             invocation,
             compiled,
             run_config=self._run_config(provider, invocation),
@@ -224,29 +240,32 @@ class OpenAIEngine(Engine):
             max_turns=self.config.runner.max_turns,
             use_responses=self.config.use_responses,
             quiet=not invocation.deltas and self.config.runner.deltas == "when-asked",
+            prepare=partial(self._start_mcp, set(servers)) if servers else None,
         )
-        # Closed here when the runtime stops reading (it does at the run's last event), not
-        # left to the loop's async-generator finalizer: that costs every run a self-pipe
-        # wakeup and a task of its own to close the suspended generator.
-        async with contextlib.aclosing(play.run()) as payloads:
-            async for payload in payloads:
-                yield payload
 
     def _run_config(self, provider: ModelProvider, invocation: Invocation) -> RunConfig:
-        runner = self.config.runner
-        return RunConfig(
-            model_provider=provider,
-            tracing_disabled=not runner.sdk_tracing,
-            workflow_name=runner.workflow_name,
-            group_id=invocation.session_id,
-            trace_metadata={"agentdeck_run_id": invocation.run_id},
-            tool_not_found_behavior="return_error_to_model",
-            call_model_input_filter=(
-                _closing_turn(runner.handoff_closing_turn)
-                if runner.handoff_ends_on_user_turn
-                else None
-            ),
-        )
+        """The play's ``RunConfig``: a copy of one built per provider, with the run's own
+        fields set (building one runs the SDK's defaults and checks again, on every play)."""
+        template = self._run_config_template
+        if template is None or template.model_provider is not provider:
+            runner = self.config.runner
+            template = self._run_config_template = RunConfig(
+                model_provider=provider,
+                tracing_disabled=not runner.sdk_tracing,
+                workflow_name=runner.workflow_name,
+                tool_not_found_behavior="return_error_to_model",
+                call_model_input_filter=(
+                    _closing_turn(runner.handoff_closing_turn)
+                    if runner.handoff_ends_on_user_turn
+                    else None
+                ),
+            )
+        # A shallow copy, as copy.copy makes of a dataclass, without its generic machinery.
+        config: RunConfig = object.__new__(RunConfig)
+        config.__dict__.update(template.__dict__)
+        config.group_id = invocation.session_id
+        config.trace_metadata = {"agentdeck_run_id": invocation.run_id}
+        return config
 
     def _session(self, invocation: Invocation) -> Any:
         if not invocation.session_id:
@@ -265,6 +284,12 @@ class OpenAIEngine(Engine):
 
             session = self._own_sessions[key] = SQLiteSession(key)
         return session
+
+
+async def _raising(error: Exception) -> AsyncIterator[Payload]:
+    """A play that fails at its first step with ``error`` (found before it could start)."""
+    raise error
+    yield  # pragma: no cover - unreachable; makes this an async generator
 
 
 def _servers(invocable: Invocable) -> list[str]:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -123,8 +123,11 @@ class Play:
         max_turns: int,
         use_responses: bool,
         quiet: bool = False,
+        prepare: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.invocation = invocation
+        self.prepare = prepare
+        """Awaited before anything else the play does (the engine starting MCP servers)."""
         self.compiled = compiled
         self.run_config = run_config
         self.session = session
@@ -138,12 +141,17 @@ class Play:
         """Child-run calls an approval let through, whose child has not ended yet."""
         self.interrupts: dict[str, str] = {}
         """Open interrupt id -> call id (interrupts announced and not yet answered)."""
+        self.saved = invocation.entry is not Entry.FRESH
+        """The state area may hold this run's saved state: a fresh run has none until it saves
+        (see :meth:`_forget`)."""
 
     @property
     def agent_name(self) -> str:
         return self.compiled.declaration.name
 
     async def run(self) -> AsyncIterator[Payload]:
+        if self.prepare is not None:
+            await self.prepare()
         invocation = self.invocation
         if invocation.entry is Entry.FRESH:
             run_input: Any = to_sdk_input(invocation.input, use_responses=self.use_responses)
@@ -205,28 +213,33 @@ class Play:
                 )
                 stream = streamed.stream_events()
                 self.scope.attach(streamed.cancel)
+                drained = False
                 try:
                     # The stream loop is inline rather than a generator of its own: one async
-                    # generator less for every payload of the turn to pass through.
+                    # generator less for every payload of the turn to pass through. (It reads
+                    # scope.directive rather than scope.stopping: a call less per payload.)
                     scope, translate = self.scope, self.translator.translate
                     async for event in stream:
                         payloads = translate(event)
                         if not payloads:
                             continue
                         for payload in payloads:
-                            if scope.stopping:
+                            if scope.directive is not None:
                                 break
                             yield payload
                         if (
-                            scope.stopping
+                            scope.directive is not None
                             or await scope.safepoint(SafePoint.STREAM_ITEM) is not None
                         ):
                             break
+                    else:
+                        drained = True
                 except Exception as exc:
                     error = exc
                 finally:
                     self.scope.attach(None)
-                    await _stop(streamed, stream)
+                    if not (drained and streamed.is_complete):
+                        await _stop(streamed, stream)  # (a finished stream has nothing to stop)
 
             # A quiet run stopped by nothing but itself: an error it raised is the run's.
             if self.scope.directive is not None and (error is None or not self.scope.quiet):
@@ -499,10 +512,16 @@ class Play:
             held=sorted(self.scope.held),
             completed=completed,
         )
+        self.saved = True
         await area.put(STATE_NAME, parked.to_bytes())
 
     async def _forget(self) -> None:
-        if self.invocation.state is not None:
+        """Delete the run's saved state: the run has ended, or will save anew.
+
+        A fresh play that saved nothing has nothing to delete (its run id is new, and only its
+        plays write its state), so it skips the store's round trip, which most runs would pay.
+        """
+        if self.saved and self.invocation.state is not None:
             await self.invocation.state.delete(STATE_NAME)
 
     # ------------------------------------------------------------------ the result

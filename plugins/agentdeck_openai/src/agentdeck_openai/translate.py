@@ -67,21 +67,27 @@ __all__ = ["Translator", "usage_of"]
 _THOUGHT_DELTAS = frozenset(
     {"response.reasoning_text.delta", "response.reasoning_summary_text.delta"}
 )
+_TEXT_DELTA = "response.output_text.delta"
+_NOTHING: Sequence[Payload] = ()
+"""What most stream events translate to."""
+_validate_text_delta = TextDelta.__pydantic_validator__.validate_python
+"""``TextDelta(**fields)`` without the model's ``__init__`` frame around the same validation
+(what ``TextDelta.model_validate`` does): a turn builds one per token."""
 
 
 def usage_of(raw: Any) -> Usage:
     """One model call's usage from a Responses ``usage`` object (missing numbers count 0)."""
-
-    def count(name: str) -> int:
-        value = getattr(raw, name, None) if raw is not None else None
-        return value if isinstance(value, int) else 0
-
     return Usage(
         requests=1,
-        input_tokens=count("input_tokens"),
-        output_tokens=count("output_tokens"),
-        total_tokens=count("total_tokens"),
+        input_tokens=_count(raw, "input_tokens"),
+        output_tokens=_count(raw, "output_tokens"),
+        total_tokens=_count(raw, "total_tokens"),
     )
+
+
+def _count(raw: Any, name: str) -> int:
+    value = getattr(raw, name, None) if raw is not None else None
+    return value if isinstance(value, int) else 0
 
 
 class Translator:
@@ -113,31 +119,40 @@ class Translator:
             elif isinstance(payload, ToolCallCompleted):
                 self.open_calls.pop(payload.call_id, None)
 
-    def translate(self, event: StreamEvent) -> list[Payload]:
+    def translate(self, event: StreamEvent) -> Sequence[Payload]:
+        """The payloads of one stream event, in order (often none)."""
         if isinstance(event, RawResponsesStreamEvent):
-            return self._raw(event.data)
+            data = event.data
+            if getattr(data, "type", None) != _TEXT_DELTA:
+                return self._raw(data)
+            # Most of a turn's stream is text deltas: one is translated here, in as few calls as
+            # it takes (every other raw event goes through _raw).
+            delta = getattr(data, "delta", "")
+            if not delta:
+                return _NOTHING
+            if not self._in_call:
+                self._begin_call()
+            item_id = data.item_id
+            if not item_id or item_id == FAKE_RESPONSES_ID:
+                item_id = self._message_id(item_id)
+            text_delta: TextDelta = _validate_text_delta({"message_id": item_id, "text": delta})
+            return [text_delta]
         if isinstance(event, RunItemStreamEvent):
             return self._item(event)
-        return []
+        return _NOTHING
 
     # ------------------------------------------------------------------ raw model events
 
-    def _raw(self, data: Any) -> list[Payload]:
+    def _raw(self, data: Any) -> Sequence[Payload]:
+        """Any raw model event but a text delta (see :meth:`translate`)."""
         kind = getattr(data, "type", None)
         if kind == "response.created":
             self._begin_call()
-            return []
-        if kind == "response.output_text.delta":
-            delta = getattr(data, "delta", "")
-            if not delta:
-                return []
-            if not self._in_call:
-                self._begin_call()
-            return [TextDelta(message_id=self._message_id(data.item_id), text=delta)]
+            return _NOTHING
         if kind in _THOUGHT_DELTAS:
             delta = getattr(data, "delta", "")
             if not delta:
-                return []
+                return _NOTHING
             if not self._in_call:
                 self._begin_call()
             return [ThoughtDelta(message_id=self._message_id(data.item_id), text=delta)]
@@ -150,7 +165,7 @@ class Translator:
             self.usage.append(usage)
             model = getattr(response, "model", None)
             return [UsageReported(model=model if isinstance(model, str) else None, usage=usage)]
-        return []
+        return _NOTHING
 
     def _begin_call(self) -> None:
         """A model call begins: at ``response.created``, else at its first delta (a stream
