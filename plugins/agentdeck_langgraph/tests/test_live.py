@@ -13,6 +13,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 import pytest_asyncio
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
@@ -20,11 +21,11 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import StreamWriter
-from lg_graphs import START_STATE, Counter, chain, three_nodes
+from lg_graphs import START_STATE, Counter, chain, fan_out, three_nodes
 
 from agentdeck.events import NodeUpdated, Payload, Report, TextDelta
 from agentdeck.testing.engine_kit import check_completed, drive, make_invocation
-from agentdeck_langgraph import LangGraphEngine, Workflow, report
+from agentdeck_langgraph import LangGraphEngine, Workflow, live, report
 
 PATIENCE = 5.0
 """Seconds a node waits for the test to see its write before the test counts it as held back."""
@@ -82,6 +83,32 @@ async def test_model_tokens_are_yielded_while_their_node_still_runs(
     deltas = [p for p in payloads if isinstance(p, TextDelta)]
     assert "".join(d.text for d in deltas) == "one two three"
     assert [p.kind for p in payloads][-2:] == ["node.updated", "run.completed"]
+
+
+async def test_a_node_update_is_yielded_while_another_node_of_its_step_still_runs(
+    engine: LangGraphEngine,
+) -> None:
+    """Only the update of a step's *sole* task waits for the boundary that follows it at once
+    (``LiveChannel.queue``); one task of several is recorded as it returns."""
+    seen = asyncio.Event()
+
+    async def quick(state: Counter) -> dict[str, Any]:
+        return {"log": ["quick"]}
+
+    async def slow(state: Counter) -> dict[str, Any]:
+        await asyncio.sleep(0.01)  # let quick return first
+        await asyncio.wait_for(seen.wait(), PATIENCE)  # TimeoutError if quick's update was held
+        return {"log": ["slow"]}
+
+    payloads: list[Payload] = []
+    invocation = make_invocation(engine, Workflow("wide", fan_out(quick, slow)), START_STATE)
+    async with asyncio.timeout(PATIENCE * 2):
+        async for payload in engine.play(invocation):
+            payloads.append(payload)
+            if isinstance(payload, NodeUpdated) and payload.node == "quick":
+                seen.set()
+    nodes = [p.node for p in payloads if isinstance(p, NodeUpdated)]
+    assert nodes == ["plan", "quick", "slow", "join"]
 
 
 async def test_writes_from_a_sync_node_keep_their_order_ahead_of_its_update(
@@ -199,3 +226,57 @@ async def test_every_way_a_node_reaches_its_writer_leads_to_the_run(
     check_completed(result)
     written = [e.payload.message for e in result.events if isinstance(e.payload, Report)]
     assert written == ["runtime.stream_writer", "writer parameter", "get_stream_writer()"]
+
+
+async def test_a_safe_point_waits_until_the_play_asks_past_the_steps_payloads() -> None:
+    """The channel the play drains: ``flushed`` (the node boundary) returns only once the play
+    has taken every payload put before it *and* asked for the next item, i.e. once the run
+    recorded them; a failing pump still ends the channel, and awaiting its task re-raises."""
+    steps: list[str] = []
+
+    async def pump(channel: live.LiveChannel) -> None:
+        channel.put("update")
+        await channel.flushed()
+        steps.append("boundary")
+        channel.put("next update")
+        raise RuntimeError("node failed")
+
+    channel, task = live.pump_in_task(pump)
+    assert channel.take() is live.EMPTY
+    await channel.arrival()
+    assert channel.take() == "update"
+    for _ in range(5):  # the pump gets every chance to run: it must still wait at the boundary
+        await asyncio.sleep(0)
+    assert steps == []
+    taken = channel.take()  # asking for the next item releases the boundary
+    if taken is live.EMPTY:
+        await channel.arrival()
+        taken = channel.take()
+    assert steps == ["boundary"] and taken == "next update"
+    while (item := channel.take()) is live.EMPTY:
+        await channel.arrival()
+    assert item is live.END
+    with pytest.raises(RuntimeError, match="node failed"):
+        await task
+
+
+async def test_a_queued_payload_waits_for_the_next_wake_up_and_keeps_its_place() -> None:
+    released = asyncio.Event()
+
+    async def pump(channel: live.LiveChannel) -> None:
+        channel.queue("sole node's update")
+        await released.wait()
+        channel.put("write")
+
+    channel, task = live.pump_in_task(pump)
+    arrival = channel.arrival()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not arrival.done()  # queued: the play is not woken for it alone
+    released.set()
+    await arrival  # the put wakes it, and the queued payload comes first
+    assert [channel.take(), channel.take()] == ["sole node's update", "write"]
+    while (item := channel.take()) is live.EMPTY:
+        await channel.arrival()
+    assert item is live.END
+    await task

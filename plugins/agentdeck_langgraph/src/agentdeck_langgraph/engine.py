@@ -47,8 +47,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
-from contextlib import AsyncExitStack, aclosing
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, is_dataclass
 from functools import partial
 from typing import Any, ClassVar, cast
@@ -87,7 +87,7 @@ from agentdeck.ports import (
 )
 from agentdeck.trusted import completed, data_block
 from agentdeck_langgraph.checkpointers import CHECKPOINT_SETTING, checkpoint_url, is_durable
-from agentdeck_langgraph.live import LiveChannel, drain, live_config
+from agentdeck_langgraph.live import EMPTY, END, LiveChannel, live_config, pump_in_task
 from agentdeck_langgraph.nodes import NAMESPACE_KEY, RUN_ID_KEY, SESSION_KEY
 from agentdeck_langgraph.settings import LangGraphSettings
 from agentdeck_langgraph.streaming import json_safe
@@ -289,9 +289,20 @@ class LangGraphEngine(Engine):
         turn = _Turn(state=start.state, already_done=start.already_done)
         while True:
             pump = partial(self._pump, graph, graph_input, config, invocation, turn)
-            async with aclosing(drain(pump)) as items:
-                async for payload in items:
-                    yield payload
+            channel, task = pump_in_task(pump)
+            try:
+                # Drained here rather than through a generator wrapped around the channel,
+                # which every payload and every wake-up would pass through (see pump_in_task).
+                while (item := channel.take()) is not END:
+                    if item is EMPTY:
+                        await channel.arrival()
+                    else:
+                        yield item
+                await task  # done: re-raises what the pump raised
+            finally:
+                if not task.done():  # the play was closed early: stop the graph with it
+                    task.cancel()
+                    await asyncio.wait({task})
             if turn.directive is not None:
                 for payload in turn.directive.payloads:
                     yield payload
@@ -336,7 +347,7 @@ class LangGraphEngine(Engine):
         channel: LiveChannel,
     ) -> None:
         """Stream the graph once, putting its payloads on ``channel`` and noting in ``turn``
-        how it ended. Runs in a task of its own (see :func:`~agentdeck_langgraph.live.drain`);
+        how it ended. Runs in a task of its own (:func:`~agentdeck_langgraph.live.pump_in_task`);
         the node boundary's directive is asked for here, before the next step can start."""
         stream = cast(
             AsyncGenerator[tuple[str, Any], None],
@@ -358,8 +369,7 @@ class LangGraphEngine(Engine):
                     turn.failure = exc
                     return
                 if mode == "updates":
-                    for payload in _node_updates(chunk, turn):
-                        channel.put(payload)
+                    _put_node_updates(chunk, turn, channel)
                 elif mode == "checkpoints" and _ends_a_step(chunk, turn):
                     await channel.flushed()  # the step's payloads come before any directive
                     directive = await invocation.safepoint(SafePoint.NODE_BOUNDARY)
@@ -495,13 +505,20 @@ class _Turn:
     """The step of the last checkpoint streamed; the nodes running now are in ``step + 1``."""
     step_nodes: set[str] = field(default_factory=set)
     """Nodes recorded since the last checkpoint (in the step running now)."""
+    sole: str | None = None
+    """The step running now's only task, when the last checkpoint named exactly one."""
     interrupts: list[Interrupt] = field(default_factory=list)
     breakpoint: bool = False
     directive: ControlDirective | None = None
     failure: BaseException | None = None
 
 
-def _node_updates(chunk: Mapping[str, Any], turn: _Turn) -> Iterator[Payload]:
+def _put_node_updates(chunk: Mapping[str, Any], turn: _Turn, channel: LiveChannel) -> None:
+    """Put one ``updates`` item's payloads on the channel, noting interrupts and breakpoints.
+
+    (A function that puts rather than a generator the pump iterates: this runs for every node
+    of every run, and a generator costs its creation and a resumption per payload.)
+    """
     metadata = chunk.get(_METADATA)
     cached = isinstance(metadata, Mapping) and bool(metadata.get("cached"))
     for node, update in chunk.items():
@@ -517,7 +534,15 @@ def _node_updates(chunk: Mapping[str, Any], turn: _Turn) -> Iterator[Payload]:
             continue
         turn.step_nodes.add(node)
         step = turn.step + 1 if turn.step is not None else None
-        yield _node_updated(node, update, step)
+        if node == turn.sole:
+            # The step's only task has returned, so LangGraph streams the step's checkpoint
+            # next without running anything of the graph's in between: the play is woken
+            # then (by the boundary's barrier, or by END after the last step) rather than
+            # now and again then. Any other update (one of several tasks of a step, a
+            # ``@task`` finishing inside its node) wakes it at once: more may run first.
+            channel.queue(_node_updated(node, update, step))
+        else:
+            channel.put(_node_updated(node, update, step))
 
 
 # Data fields hold JSON. A graph's values nearly always are JSON already (or convert to it the way
@@ -544,15 +569,17 @@ def _data_block(value: Any) -> DataBlock:
 def _ends_a_step(chunk: Mapping[str, Any], turn: _Turn) -> bool:
     """Note a ``checkpoints`` item; true when it closes a step this play ran and more follow."""
     turn.state = chunk.get("values", turn.state)
-    metadata = chunk.get("metadata") or {}
-    step = metadata.get("step")
-    turn.step = step if isinstance(step, int) else turn.step
-    ran = bool(turn.step_nodes)
-    ended = ran and not turn.interrupts and bool(chunk.get("next"))
-    if ran:  # the continued step is over: no more replayed updates
-        turn.already_done = frozenset()
+    following = chunk.get("next")
+    turn.sole = following[0] if following and len(following) == 1 else None
+    metadata = chunk.get("metadata")
+    step = metadata.get("step") if metadata else None
+    if isinstance(step, int):
+        turn.step = step
+    if not turn.step_nodes:
+        return False  # no node of this play ran since the last checkpoint (a start, a replay)
+    turn.already_done = frozenset()  # the continued step is over: no more replayed updates
     turn.step_nodes = set()
-    return ended
+    return not turn.interrupts and bool(following)
 
 
 def _config(workflow: Workflow, invocation: Invocation) -> RunnableConfig:

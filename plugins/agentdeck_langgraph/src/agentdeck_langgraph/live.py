@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -49,16 +49,17 @@ from langgraph.pregel._messages import graph_namespace
 from langgraph.pregel.protocol import StreamProtocol
 from langgraph.runtime import Runtime
 
-from agentdeck.events import Payload
 from agentdeck_langgraph.streaming import custom_payload, message_payloads
 
-__all__ = ["LiveChannel", "Pump", "TokenTap", "drain", "live_config"]
+__all__ = ["EMPTY", "END", "LiveChannel", "Pump", "TokenTap", "live_config", "pump_in_task"]
 
 _NAMESPACE_KEY = "langgraph_checkpoint_ns"
 """Run metadata LangGraph gives every task: where in the graph (and its subgraphs) it runs."""
 
 END = object()
 """Put by the engine when its graph task is over: nothing follows."""
+EMPTY = object()
+"""What :meth:`LiveChannel.take` returns when nothing is queued."""
 
 
 class LiveChannel:
@@ -82,21 +83,41 @@ class LiveChannel:
         else:
             self._loop.call_soon_threadsafe(self._append, item)
 
+    def queue(self, item: Any) -> None:
+        """Queue a payload without waking the play, from the event loop's thread: for one the
+        pump knows something else wakes it for before anything of the graph runs (a barrier
+        at the node boundary, :data:`END`, the next :meth:`put`). Saves the play a wake-up
+        that would only find part of what it is about to be woken for."""
+        self._items.append(item)
+
     def _append(self, item: Any) -> None:
         self._items.append(item)
         waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
-    async def get(self) -> Any:
-        """The next item, waiting for one if none is queued."""
-        while not self._items:
-            self._waiter = self._loop.create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-        return self._items.popleft()
+    def take(self) -> Any:
+        """The next payload, :data:`END`, or :data:`EMPTY` when nothing is queued (then await
+        :meth:`arrival`).
+
+        Taking an item releases the barriers queued ahead of it: the play asks for the next
+        item only once the run has recorded the last one it yielded (see :meth:`flushed`).
+        """
+        items = self._items
+        while items:
+            item = items.popleft()
+            if not isinstance(item, asyncio.Future):  # a payload, or END
+                return item
+            if not item.done():
+                item.set_result(None)
+        return EMPTY
+
+    def arrival(self) -> asyncio.Future[None]:
+        """A future done when the next item is put; for a consumer that found none queued."""
+        waiter = self._waiter = self._loop.create_future()
+        return waiter
 
     async def flushed(self) -> None:
         """Return once every payload put so far has been yielded by the play *and* the run has
@@ -229,27 +250,19 @@ Pump = Callable[[LiveChannel], Awaitable[None]]
 """The engine's graph task: streams the graph, putting payloads on the channel it is given."""
 
 
-async def drain(pump: Pump) -> AsyncGenerator[Payload, None]:
-    """Run ``pump`` in a task of its own and yield what it (and the graph's callbacks) put.
+def pump_in_task(pump: Pump) -> tuple[LiveChannel, asyncio.Task[None]]:
+    """Run ``pump`` in a task of its own, putting on a new channel; :data:`END` follows its
+    last payload, whether it returned or raised (awaiting the task then re-raises).
 
-    Ends when the pump returns, re-raising what it raised. Closing the generator early (the
-    run was cancelled, the play abandoned) cancels the task and waits for it: the graph never
-    outlives its play.
+    The play consumes the channel itself (:meth:`LiveChannel.take`, awaiting
+    :meth:`~LiveChannel.arrival` when it is empty) rather than through an async generator
+    wrapped around it: every payload, and every time the play wakes, would pass through that
+    generator's frame too. Whoever starts the task cancels and awaits it if the play ends
+    early (the run was cancelled, the play abandoned), so the graph never outlives its play.
     """
     channel = LiveChannel()
-    task = asyncio.create_task(_pumped(pump, channel))
-    try:
-        while (item := await channel.get()) is not END:
-            if isinstance(item, asyncio.Future):  # a barrier: everything before it is recorded
-                if not item.done():
-                    item.set_result(None)
-                continue
-            yield item
-        await task
-    finally:
-        if not task.done():
-            task.cancel()
-            await asyncio.wait({task})
+    task = asyncio.get_running_loop().create_task(_pumped(pump, channel))
+    return channel, task
 
 
 async def _pumped(pump: Pump, channel: LiveChannel) -> None:
