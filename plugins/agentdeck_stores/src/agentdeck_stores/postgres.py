@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections import deque
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -29,7 +29,7 @@ import psycopg
 
 from agentdeck.clock import Clock, SystemClock, utc
 from agentdeck.errors import AgentDeckError, InvalidInputError, StoreError
-from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload, stored_events
+from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload
 from agentdeck.ports import (
     BackendRequest,
     ControlPort,
@@ -54,6 +54,13 @@ from agentdeck_stores._pg_db import (
     pipelined_transaction,
     store_error,
     transaction,
+)
+from agentdeck_stores._pg_events import (
+    NotPlain,
+    events_from,
+    read_params,
+    whole_events,
+    whole_params,
 )
 from agentdeck_stores._pg_notify import Listener, channel_for, notify_payloads
 from agentdeck_stores._sql import (
@@ -92,7 +99,11 @@ def _moment(value: datetime) -> datetime:
 
 
 async def _fetch_all(
-    connection: Connection, query: str, params: Sequence[Any], *, prepare: bool | None = None
+    connection: Connection,
+    query: str,
+    params: Sequence[Any] | Mapping[str, Any],
+    *,
+    prepare: bool | None = None,
 ) -> list[Any]:
     cursor = await connection.execute(query, params, prepare=prepare)
     return await cursor.fetchall()
@@ -564,13 +575,16 @@ class PostgresEventStore(_Backend, EventStore):
 async def _read(
     connection: Connection, run_id: str, from_seq: int, limit: int | None
 ) -> list[Event]:
-    query = "SELECT data::text FROM agentdeck_events WHERE run_id = %s AND seq >= %s ORDER BY seq"
-    params: tuple[Any, ...] = (run_id, max(0, from_seq))
-    if limit is not None:
-        query += " LIMIT %s"
-        params = (*params, max(0, limit))
-    rows = await _fetch_all(connection, query, params)
-    return stored_events([data for (data,) in rows])
+    """A run's events, each as ``Event.from_json`` reads its row (see :mod:`._pg_events`)."""
+    try:
+        return events_from(
+            run_id, await _fetch_all(connection, *read_params(run_id, from_seq, limit))
+        )
+    except NotPlain:
+        # A row only validation reads exactly: read every envelope whole, in a statement of its
+        # own. A log is only ever appended to, so that later snapshot holds the same rows (and
+        # perhaps more, or none if the run was pruned meanwhile, as a later read would).
+        return whole_events(await _fetch_all(connection, *whole_params(run_id, from_seq, limit)))
 
 
 async def _tail(
