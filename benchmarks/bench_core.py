@@ -305,6 +305,7 @@ def runs_sequential_memory() -> Pair:
         subject=_sequential(loop, deck, SEQUENTIAL),
         baseline=_bare(loop, SEQUENTIAL, together=False),
         ops_per_call=SEQUENTIAL,
+        collector=True,
     )
 
 
@@ -317,6 +318,7 @@ def runs_concurrent_memory() -> Pair:
         subject=_concurrent(loop, deck, CONCURRENT),
         baseline=_bare(loop, CONCURRENT, together=True),
         ops_per_call=CONCURRENT,
+        collector=True,
     )
 
 
@@ -330,6 +332,7 @@ def runs_sequential_sqlite() -> Pair:
         subject=_sequential(loop, deck, SEQUENTIAL_SQLITE),
         baseline=lambda: raw.runs(SEQUENTIAL_SQLITE, together=False),
         ops_per_call=SEQUENTIAL_SQLITE,
+        collector=True,
     )
 
 
@@ -343,6 +346,7 @@ def runs_concurrent_sqlite() -> Pair:
         subject=_concurrent(loop, deck, CONCURRENT),
         baseline=lambda: raw.runs(CONCURRENT, together=True),
         ops_per_call=CONCURRENT,
+        collector=True,
     )
 
 
