@@ -6,12 +6,8 @@ does not know them, and everything malformed is an ``EventSchemaError`` that nam
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -48,20 +44,8 @@ from agentdeck.events import (
     parse_payload,
     payload_type,
 )
+from agentdeck.testing import event_examples as ex
 
-
-def _load_examples() -> ModuleType:
-    name = "agentdeck_core_tests_event_examples"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("event_examples.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-ex = _load_examples()
 PAYLOAD_EXAMPLES: dict[type[Any], Any] = ex.PAYLOAD_EXAMPLES
 ENVELOPE_ORDER = [
     "v",

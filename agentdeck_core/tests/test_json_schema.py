@@ -8,9 +8,7 @@ from __future__ import annotations
 import importlib.resources
 import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,20 +24,8 @@ from agentdeck.schema import (
     main,
     render_event_json_schema,
 )
+from agentdeck.testing import event_examples as ex
 
-
-def _load_examples() -> ModuleType:
-    name = "agentdeck_core_tests_event_examples"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("event_examples.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-ex = _load_examples()
 REGENERATE = (
     "src/agentdeck/event.schema.json is out of date with the event models; regenerate it from "
     "the agentdeck_core directory with:\n"

@@ -9,10 +9,6 @@ JSON, and the same field types as a durable store hands back.
 from __future__ import annotations
 
 import gc
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -32,21 +28,8 @@ from agentdeck.events import (
 )
 from agentdeck.memory import MemoryEventStore
 from agentdeck.memory.packed import PACK_BATCH, pack, unpack
+from agentdeck.testing import event_examples as ex
 from agentdeck.testing import new_run
-
-
-def _load_examples() -> ModuleType:
-    name = "agentdeck_core_tests_event_examples"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("event_examples.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-ex = _load_examples()
 
 
 def _same_payload(back: Any, appended: Any) -> None:

@@ -7,13 +7,9 @@ The expected tables here are written out independently from the reference (not d
 from __future__ import annotations
 
 import functools
-import importlib.util
 import itertools
-import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -54,20 +50,7 @@ from agentdeck.status import (
     next_status,
     operation_verdict,
 )
-
-
-def _load_examples() -> ModuleType:
-    name = "agentdeck_core_tests_event_examples"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("event_examples.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-ex = _load_examples()
+from agentdeck.testing import event_examples as ex
 
 TS = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
 RUNNING, PAUSED, WAITING = RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.WAITING_ANSWER

@@ -10,12 +10,8 @@ included.
 from __future__ import annotations
 
 import gc
-import importlib.util
 import json
-import sys
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -36,20 +32,8 @@ from agentdeck.events import (
     stored_event,
     stored_events,
 )
+from agentdeck.testing import event_examples as ex
 
-
-def _load_examples() -> ModuleType:
-    name = "agentdeck_core_tests_event_examples"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("event_examples.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-ex = _load_examples()
 VALIDATED_KINDS = {"approval.decided", "custom"}  # left to validation, by design
 
 

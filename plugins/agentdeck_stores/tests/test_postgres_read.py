@@ -9,12 +9,8 @@ UTC zone object and field order.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import psycopg
@@ -30,6 +26,7 @@ from agentdeck.events import (
     stored_event,
 )
 from agentdeck.ports import BackendRequest
+from agentdeck.testing import event_examples as ex
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import PostgresSchema
 from agentdeck_stores import _pg_events
@@ -37,24 +34,6 @@ from agentdeck_stores._pg_events import HEADER, NotPlain, events_from, read_para
 from agentdeck_stores.postgres import PostgresEventStore
 
 Connection = psycopg.AsyncConnection[Any]
-
-
-def _load_examples() -> ModuleType:
-    """The core's example payloads (one per kind, every field filled), loaded by path as the
-    core's own tests do."""
-    name = "agentdeck_core_tests_event_examples"
-    if name not in sys.modules:
-        path = (
-            Path(__file__).resolve().parents[3] / "agentdeck_core" / "tests" / "event_examples.py"
-        )
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-ex = _load_examples()
 
 
 class Run:

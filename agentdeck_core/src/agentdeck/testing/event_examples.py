@@ -1,7 +1,7 @@
-"""One representative, fully filled payload per event kind, shared by the event and schema tests.
+"""One representative, fully filled payload per event kind, for tests that must cover them all.
 
-Not a test module (pytest does not collect it). The tests load it by path, because the suite runs
-in ``importlib`` mode where test directories are not on ``sys.path``.
+The core's event, schema, fold and packing tests use these, and so can a store's: writing and
+reading back one of each kind is the quickest way to find a field a store's encoding loses.
 
 Every field of every example is set to a non-default, non-null value, nested models and enums
 included, so a round trip exercises all of it; ``test_events`` fails when a payload type gains a
