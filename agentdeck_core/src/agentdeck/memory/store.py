@@ -374,6 +374,14 @@ def _accepting(kind: str) -> list[RunStatus]:
     return [status for status in RunStatus if is_transition_allowed(status, kind)]
 
 
+def _no_such_run(run_id: str) -> NotFoundError:
+    return NotFoundError(
+        f"run '{run_id}' is not in this store (never opened here, or pruned)",
+        what="run",
+        name=run_id,
+    )
+
+
 def _refuse_transition(
     run_id: str, status: RunStatus | None, at: RunStatus | None, kind: str, position: int
 ) -> RunStateError:
@@ -572,11 +580,7 @@ class MemoryEventStore(EventStore):
                 with log.lock:
                     run = log.runs.get(run_id)
                     if run is None:
-                        raise NotFoundError(
-                            f"run '{run_id}' is not in this store (never opened here, or pruned)",
-                            what="run",
-                            name=run_id,
-                        )
+                        raise _no_such_run(run_id)
                     status = run.state.status
                     if status is None or status in TERMINAL:
                         raise _refuse_transition(run_id, status, status, payload.kind, 0)
@@ -614,11 +618,7 @@ class MemoryEventStore(EventStore):
         with log.lock:
             run = log.runs.get(run_id)
             if run is None:
-                raise NotFoundError(
-                    f"run '{run_id}' is not in this store (never opened here, or pruned)",
-                    what="run",
-                    name=run_id,
-                )
+                raise _no_such_run(run_id)
             state = run.state
             before = state.status
             if expect is not None and before not in expect:
