@@ -57,8 +57,8 @@ from agents.tool import Tool
 from openai import AsyncOpenAI
 
 from agentdeck import Agent, Deck, TurnResult, tool
-from agentdeck.events import RunStarted, parse_payload
 from agentdeck.memory import MemoryEventStore
+from agentdeck.model.events import RunStarted, parse_payload
 from agentdeck.ports import NewRun, PruneQuery
 from agentdeck.settings import Settings
 from agentdeck_openai.testing import API_KEY, LoopbackModelServer, ModelRequest, Script

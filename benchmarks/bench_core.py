@@ -47,10 +47,10 @@ import psycopg
 import redis
 
 from agentdeck import Deck, WorkflowCtx, workflow
-from agentdeck.clock import SystemClock
-from agentdeck.events import Event, RunCompleted, RunStarted
+from agentdeck.model.clock import SystemClock
+from agentdeck.model.events import Event, RunCompleted, RunStarted
 from agentdeck.ports import NewRun
-from agentdeck.runtime import NonDurableStoreWarning, new_run_id
+from agentdeck.runtime.runtime import NonDurableStoreWarning, new_run_id
 from agentdeck.settings import Settings
 from benchmarks import Pair, bench
 

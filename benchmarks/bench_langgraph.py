@@ -44,7 +44,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Durability
 
 from agentdeck import Deck
-from agentdeck.content import DataBlock
+from agentdeck.model.content import DataBlock
 from agentdeck.ports import Invocation
 from agentdeck.settings import Settings
 from agentdeck_langgraph import LangGraphEngine, Workflow

@@ -45,11 +45,11 @@ from agents import OpenAIProvider, RunConfig, Runner, function_tool, set_trace_p
 from openai import AsyncOpenAI
 
 from agentdeck import Agent
-from agentdeck.events import RunCompleted
+from agentdeck.authoring.tools import tool
+from agentdeck.model.events import RunCompleted
 from agentdeck.ports import EngineRequest, Invocable, Invocation
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import drive
-from agentdeck.tools import tool
 from agentdeck_openai.engine import OpenAIEngine
 from agentdeck_openai.testing import API_KEY, LoopbackModelServer, ModelRequest, Script
 from agentdeck_openai.testing import reply as scripted_reply

@@ -19,12 +19,12 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from agentdeck.clock import SystemClock
-from agentdeck.events import Event, RunInterrupted, TextDelta
 from agentdeck.memory.store import MemoryEventStore
+from agentdeck.model.clock import SystemClock
+from agentdeck.model.events import Event, RunInterrupted, TextDelta
 from agentdeck.ports import RunQuery
-from agentdeck.status import RunStatus
 from agentdeck.testing import new_run
+from agentdeck.vocabulary import RunStatus
 from benchmarks import Pair, bench
 
 _T = TypeVar("_T")

@@ -31,11 +31,11 @@ from typing import Any, TypeVar
 import redis
 import redis.asyncio as aioredis
 
-from agentdeck.clock import SystemClock
-from agentdeck.events import Event, RunCompleted, RunInterrupted, TextDelta
+from agentdeck.model.clock import SystemClock
+from agentdeck.model.events import Event, RunCompleted, RunInterrupted, TextDelta
 from agentdeck.ports import BackendRequest, RunQuery
-from agentdeck.status import RunStatus
 from agentdeck.testing import new_run
+from agentdeck.vocabulary import RunStatus
 from agentdeck_stores.redisstore import RedisEventStore
 from benchmarks import Pair, bench
 

@@ -36,11 +36,11 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from agentdeck.clock import SystemClock
-from agentdeck.events import Event, RunCompleted, RunInterrupted, TextDelta
+from agentdeck.model.clock import SystemClock
+from agentdeck.model.events import Event, RunCompleted, RunInterrupted, TextDelta
 from agentdeck.ports import BackendRequest, EventStore, RunQuery
-from agentdeck.status import RunStatus
 from agentdeck.testing import new_run
+from agentdeck.vocabulary import RunStatus
 from agentdeck_stores._sqlite_events import READ_LOG
 from agentdeck_stores.postgres import PostgresEventStore
 from agentdeck_stores.sqlite import SqliteEventStore

@@ -45,7 +45,7 @@ def test_the_check_mode_reports_nothing_stale(capsys: pytest.CaptureFixture[str]
 
 
 def test_the_settings_reference_has_an_entry_for_every_variable() -> None:
-    from agentdeck.plugins import PluginHost
+    from agentdeck.plugins.host import PluginHost
     from agentdeck.settings import CORE_SECTIONS, describe_sections
 
     text = (ROOT / "docs" / "reference" / "settings.md").read_text(encoding="utf-8")
@@ -74,7 +74,7 @@ def test_the_http_reference_has_a_section_for_every_route_and_schema() -> None:
 
 
 def test_the_events_reference_has_a_section_for_every_kind() -> None:
-    from agentdeck.events import PAYLOAD_TYPES
+    from agentdeck.model.events import PAYLOAD_TYPES
 
     text = (ROOT / "docs" / "reference" / "events.md").read_text(encoding="utf-8")
     for payload in PAYLOAD_TYPES:

@@ -28,8 +28,8 @@ from adk_thirdparty import ThirdPartyEventStore, ThirdPartySettings
 
 from agentdeck.cli import main
 from agentdeck.errors import ConfigError
-from agentdeck.events import Report, RunStarted
-from agentdeck.plugins import DENY_ENV, PluginHost, PluginWarning
+from agentdeck.model.events import Report, RunStarted
+from agentdeck.plugins.host import DENY_ENV, PluginHost, PluginWarning
 from agentdeck.ports import BackendRequest, NewRun
 from agentdeck.settings import Settings
 

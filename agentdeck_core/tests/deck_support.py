@@ -8,9 +8,9 @@ from typing import Any
 
 import agentdeck
 from agentdeck import Deck, ManualClock
-from agentdeck.hookspecs import RegisterNamed
 from agentdeck.memory import plugin as memory_plugin
-from agentdeck.plugins import PluginHost
+from agentdeck.plugins.hookspecs import RegisterNamed
+from agentdeck.plugins.host import PluginHost
 from agentdeck.settings import Settings
 from agentdeck.testing import ScriptedEngine
 

@@ -12,10 +12,10 @@ import pytest
 
 import agentdeck
 from agentdeck import Agent, AgentDeckError, PluginNotInstalledError
-from agentdeck.hookspecs import RegisterNamed
 from agentdeck.memory import plugin as memory_plugin
 from agentdeck.native import plugin as native_plugin
-from agentdeck.plugins import PluginHost
+from agentdeck.plugins.hookspecs import RegisterNamed
+from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import Engine, EngineRequest, Invocable, Invocation
 from agentdeck.settings import Settings
 

@@ -4,10 +4,10 @@ from typing import Any
 
 import pytest
 
-from agentdeck.agents import Agent
-from agentdeck.context import ToolCtx
+from agentdeck.authoring.agents import Agent
+from agentdeck.authoring.context import ToolCtx
+from agentdeck.authoring.tools import Tool, tool
 from agentdeck.errors import ConfigError, ContextTypeError
-from agentdeck.tools import Tool, tool
 
 
 class Calendar:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agentdeck.agents import Agent
-from agentdeck.catalog import Catalog, CatalogSources, discover_project
-from agentdeck.context import Requirement, ToolCtx, WorkflowCtx
+from agentdeck.authoring.agents import Agent
+from agentdeck.authoring.catalog import Catalog, CatalogSources, discover_project
+from agentdeck.authoring.context import Requirement, ToolCtx, WorkflowCtx
+from agentdeck.authoring.skills import Skills
+from agentdeck.authoring.workflows import workflow
 from agentdeck.errors import ConfigError, ContextTypeError, NotFoundError
-from agentdeck.skills import Skills
-from agentdeck.workflows import workflow
 
 
 class Calendar:
@@ -53,7 +53,7 @@ def bot_project(root: Path, greeting: str) -> Path:
         root,
         ".agentdeck/agents/bot/agent.py",
         """
-        from agentdeck.agents import Agent
+        from agentdeck.authoring.agents import Agent
 
         from .prompts import GREETING
 
@@ -108,7 +108,7 @@ def test_discovery_collects_workflows_skills_and_mcp(
         tmp_path,
         ".agentdeck/workflows/refund/workflow.py",
         """
-        from agentdeck.workflows import workflow
+        from agentdeck.authoring.workflows import workflow
 
         @workflow(name="RefundApproval")
         async def refund(order_id: str) -> str:
@@ -163,7 +163,7 @@ def test_a_bundle_may_reach_a_sibling_directory(
         tmp_path,
         ".agentdeck/agents/bot/agent.py",
         """
-        from agentdeck.agents import Agent
+        from agentdeck.authoring.agents import Agent
         from ..common.texts import SHARED
 
         bot = Agent(name="Bot", instructions=SHARED)
@@ -194,13 +194,13 @@ def test_a_name_clash_in_a_project_names_both_files(
     write(
         tmp_path,
         ".agentdeck/agents/refund/agent.py",
-        "from agentdeck.agents import Agent\nrefund = Agent(name='Refund')\n",
+        "from agentdeck.authoring.agents import Agent\nrefund = Agent(name='Refund')\n",
     )
     write(
         tmp_path,
         ".agentdeck/workflows/refund/workflow.py",
         """
-        from agentdeck.workflows import workflow
+        from agentdeck.authoring.workflows import workflow
 
         @workflow(name="Refund")
         async def refund(order_id: str) -> None: ...
@@ -360,8 +360,8 @@ def test_a_project_tool_with_a_context_is_checked(
         tmp_path,
         ".agentdeck/agents/booking/agent.py",
         """
-        from agentdeck.agents import Agent
-        from agentdeck.context import ToolCtx
+        from agentdeck.authoring.agents import Agent
+        from agentdeck.authoring.context import ToolCtx
 
 
         class Calendar:

@@ -10,9 +10,9 @@ from typing import Any, Optional, Protocol, TypeVar, runtime_checkable
 
 import pytest
 
-from agentdeck.agents import Agent
-from agentdeck.catalog import Catalog
-from agentdeck.context import (
+from agentdeck.authoring.agents import Agent
+from agentdeck.authoring.catalog import Catalog
+from agentdeck.authoring.context import (
     Context,
     Requirement,
     ToolCtx,
@@ -22,8 +22,8 @@ from agentdeck.context import (
     context_requirement,
     validate_context_declaration,
 )
+from agentdeck.authoring.tools import tool
 from agentdeck.errors import ConfigError, ContextTypeError
-from agentdeck.tools import tool
 
 
 class Calendar:

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from agentdeck.authoring.mcp import MCP, MCPServerSpec
+from agentdeck.authoring.skills import Skill, Skills
 from agentdeck.errors import ConfigError, NotFoundError
-from agentdeck.mcp import MCP, MCPServerSpec
-from agentdeck.skills import Skill, Skills
 
 
 def write_skill(root: Path, directory: str, text: str) -> Path:

@@ -7,10 +7,10 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, Field
 
-from agentdeck.agents import Agent
-from agentdeck.context import ToolCtx
+from agentdeck.authoring.agents import Agent
+from agentdeck.authoring.context import ToolCtx
+from agentdeck.authoring.tools import Tool, as_tool, tool
 from agentdeck.errors import ConfigError, ContextTypeError, InvalidInputError
-from agentdeck.tools import Tool, as_tool, tool
 
 
 class Calendar:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from agentdeck.context import ToolCtx, WorkflowCtx
+from agentdeck.authoring.context import ToolCtx, WorkflowCtx
+from agentdeck.authoring.workflows import WorkflowDefinition, bind_input, code_digest, workflow
 from agentdeck.errors import ConfigError, ContextTypeError, InvalidInputError
-from agentdeck.workflows import WorkflowDefinition, bind_input, code_digest, workflow
 
 
 class Orders:
@@ -240,7 +240,7 @@ def test_the_digest_follows_an_edit_to_the_source_file(tmp_path: Any) -> None:
         definition: WorkflowDefinition = module.body
         return definition
 
-    header = "from agentdeck.workflows import workflow\n\n@workflow\nasync def body(x):\n"
+    header = "from agentdeck.authoring.workflows import workflow\n\n@workflow\nasync def body(x):\n"
     before = load(header + "    return x\n", "wf_before")
     moved = load(
         "# a comment above moves the body down\n\n" + header + "    return x\n", "wf_moved"

@@ -6,15 +6,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentdeck.capture import (
+from agentdeck.errors import ConfigError
+from agentdeck.model.content import DataBlock, ImageBlock, ResourceBlock, TextBlock
+from agentdeck.observing.capture import (
     Capture,
     ContentPolicy,
     hash_id,
     mask_secrets,
     truncate_utf8,
 )
-from agentdeck.content import DataBlock, ImageBlock, ResourceBlock, TextBlock
-from agentdeck.errors import ConfigError
 
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"

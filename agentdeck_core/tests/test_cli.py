@@ -14,7 +14,7 @@ import pytest
 
 import agentdeck
 from agentdeck.cli import command_paths, main
-from agentdeck.plugins import ALLOW_ENV, DENY_ENV
+from agentdeck.plugins.host import ALLOW_ENV, DENY_ENV
 
 
 def install_fake_distribution(

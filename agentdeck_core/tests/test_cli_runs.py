@@ -23,25 +23,25 @@ import pytest
 import agentdeck
 from agentdeck import Deck, WorkflowCtx, workflow
 from agentdeck.cli import main
-from agentdeck.clock import ManualClock, SystemClock
-from agentdeck.commands.common import state_settings
-from agentdeck.commands.runs import parse_duration
+from agentdeck.cli.common import state_settings
+from agentdeck.cli.runs import parse_duration
+from agentdeck.deck.runs import Run
 from agentdeck.errors import InvalidInputError, RunSuspendedError
-from agentdeck.events import (
+from agentdeck.memory import plugin as memory_plugin
+from agentdeck.model.clock import ManualClock, SystemClock
+from agentdeck.model.events import (
     AnswerShape,
     MessageCompleted,
     ToolCallCompleted,
     ToolCallStarted,
 )
-from agentdeck.hookspecs import RegisterNamed
-from agentdeck.memory import plugin as memory_plugin
 from agentdeck.native import plugin as native_plugin
-from agentdeck.plugins import PluginHost
-from agentdeck.runs import Run
+from agentdeck.plugins.hookspecs import RegisterNamed
+from agentdeck.plugins.host import PluginHost
 from agentdeck.settings import Settings
-from agentdeck.status import RunStatus
 from agentdeck.testing import ScriptedEngine
 from agentdeck.testing.engine_kit import Ask, Complete, Script, Yield
+from agentdeck.vocabulary import RunStatus
 
 SWEEP = 30.0  # the default sweep interval, which the manual clock is advanced past
 

@@ -16,7 +16,8 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from agentdeck import ContentTooLargeError
-from agentdeck.content import (
+from agentdeck.errors import AgentDeckError, InvalidInputError
+from agentdeck.model.content import (
     INLINE_CAP_BYTES,
     AudioBlock,
     ContentBlock,
@@ -27,8 +28,7 @@ from agentdeck.content import (
     UnknownBlock,
     content_blocks,
 )
-from agentdeck.errors import AgentDeckError, InvalidInputError
-from agentdeck.events import Event, InputAppended, RunCompleted, RunStarted, parse_payload
+from agentdeck.model.events import Event, InputAppended, RunCompleted, RunStarted, parse_payload
 
 MIB = 1024 * 1024
 TS = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
@@ -233,7 +233,7 @@ def test_inline_bytes_one_over_the_cap_are_refused(
 @pytest.mark.parametrize("size", [0, 1, 2, 3, 4, 5, 100, 1001])
 def test_the_decoded_size_is_exact_for_small_payloads(size: int) -> None:
     # The cap is measured without decoding; measured exactly, padded or not.
-    from agentdeck.content import _decoded_base64_size
+    from agentdeck.model.content import _decoded_base64_size
 
     assert _decoded_base64_size(_b64_of_size(size)) == size
     assert _decoded_base64_size(_b64_of_size(size, padded=False)) == size

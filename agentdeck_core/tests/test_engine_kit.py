@@ -13,23 +13,19 @@ from typing import ClassVar
 
 import pytest
 
-from agentdeck.content import ContentBlock, DataBlock, TextBlock
 from agentdeck.errors import ConfigError
-from agentdeck.events import (
+from agentdeck.model.content import ContentBlock, DataBlock, TextBlock
+from agentdeck.model.events import (
     AnswerRecorded,
     ControlRequested,
-    ControlVerb,
-    ErrorCode,
     Payload,
     RunCompleted,
     RunFailed,
     RunResumed,
     RunStarted,
-    SafePoint,
     TextDelta,
 )
 from agentdeck.ports import Engine, EngineCapabilities, Entry, Invocable, Invocation
-from agentdeck.status import RunStatus
 from agentdeck.testing import engine_kit
 from agentdeck.testing.engine_kit import (
     Ask,
@@ -55,6 +51,7 @@ from agentdeck.testing.engine_kit import (
     make_invocation,
 )
 from agentdeck.testing.guard import kit_tests
+from agentdeck.vocabulary import ControlVerb, ErrorCode, RunStatus, SafePoint
 
 pytest_plugins = ["pytester"]
 
@@ -500,7 +497,7 @@ from typing import ClassVar
 
 import pytest
 
-from agentdeck.events import RunCompleted, SafePoint, TextDelta
+from agentdeck.model.events import RunCompleted, SafePoint, TextDelta
 from agentdeck.ports import Engine, EngineCapabilities, Invocable
 from agentdeck.testing.engine_kit import EngineContract, EngineScenarios
 

@@ -30,7 +30,7 @@ from agentdeck.errors import (
     SessionBusyError,
     StoreError,
 )
-from agentdeck.status import RunStatus
+from agentdeck.vocabulary import RunStatus
 
 
 @dataclass(frozen=True)

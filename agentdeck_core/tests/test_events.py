@@ -15,28 +15,19 @@ from hypothesis import given
 from pydantic import BaseModel, ValidationError
 
 from agentdeck.errors import EventSchemaError
-from agentdeck.events import (
+from agentdeck.model.events import (
     KIND_PATTERN,
-    LIFECYCLE_KINDS,
     PAYLOAD_TYPES,
     SCHEMA_VERSION,
-    SUSPENDING_KINDS,
-    TERMINAL_KINDS,
-    AnswerOrigin,
     AnswerRecorded,
-    ControlVerb,
     Custom,
-    ErrorCode,
     Event,
-    InterruptReason,
     NodeUpdated,
     Report,
-    ReportLevel,
     RunCancelled,
     RunInterrupted,
     RunPaused,
     RunStarted,
-    SafePoint,
     StepCompleted,
     TextDelta,
     ToolCallStarted,
@@ -45,6 +36,17 @@ from agentdeck.events import (
     payload_type,
 )
 from agentdeck.testing import event_examples as ex
+from agentdeck.vocabulary import (
+    LIFECYCLE_KINDS,
+    SUSPENDING_KINDS,
+    TERMINAL_KINDS,
+    AnswerOrigin,
+    ControlVerb,
+    ErrorCode,
+    InterruptReason,
+    ReportLevel,
+    SafePoint,
+)
 
 PAYLOAD_EXAMPLES: dict[type[Any], Any] = ex.PAYLOAD_EXAMPLES
 ENVELOPE_ORDER = [

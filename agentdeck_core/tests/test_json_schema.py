@@ -16,8 +16,8 @@ from hypothesis import given
 from jsonschema import Draft202012Validator
 
 from agentdeck.errors import EventSchemaError
-from agentdeck.events import PAYLOAD_TYPES, SCHEMA_VERSION, Custom, Event, Report, TextDelta
-from agentdeck.schema import (
+from agentdeck.model.events import PAYLOAD_TYPES, SCHEMA_VERSION, Custom, Event, Report, TextDelta
+from agentdeck.model.schema import (
     EVENT_SCHEMA_ID,
     JSON_SCHEMA_DIALECT,
     event_json_schema,
@@ -29,7 +29,7 @@ from agentdeck.testing import event_examples as ex
 REGENERATE = (
     "src/agentdeck/event.schema.json is out of date with the event models; regenerate it from "
     "the agentdeck_core directory with:\n"
-    "    PYTHONPATH=src python -m agentdeck.schema > src/agentdeck/event.schema.json"
+    "    PYTHONPATH=src python -m agentdeck.model.schema > src/agentdeck/event.schema.json"
 )
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from agentdeck.clock import ManualClock
-from agentdeck.events import Event, TextDelta
 from agentdeck.memory.store import MemoryEventStore
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.events import Event, TextDelta
 from agentdeck.testing import new_run
 
 

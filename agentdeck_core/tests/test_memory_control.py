@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from agentdeck.clock import ManualClock
 from agentdeck.errors import InvalidInputError
 from agentdeck.memory import MemoryControlPort, MemoryLeasePort
+from agentdeck.model.clock import ManualClock
 from agentdeck.ports import BackendRequest, ControlPort, LeasePort
 from agentdeck.testing import ControlContract, LeaseContract
 

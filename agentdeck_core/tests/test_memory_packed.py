@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from agentdeck import trusted
-from agentdeck.clock import ManualClock
-from agentdeck.content import DataBlock, TextBlock
-from agentdeck.events import (
+from agentdeck.memory import MemoryEventStore
+from agentdeck.memory.packed import PACK_BATCH, pack, unpack
+from agentdeck.model import trusted
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.content import DataBlock, TextBlock
+from agentdeck.model.events import (
     Event,
     Report,
     RunCompleted,
@@ -26,8 +28,6 @@ from agentdeck.events import (
     TextDelta,
     UnknownEvent,
 )
-from agentdeck.memory import MemoryEventStore
-from agentdeck.memory.packed import PACK_BATCH, pack, unpack
 from agentdeck.testing import event_examples as ex
 from agentdeck.testing import new_run
 

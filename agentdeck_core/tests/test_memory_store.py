@@ -9,15 +9,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agentdeck.clock import ManualClock
 from agentdeck.errors import ConfigError, InvalidInputError, RunStateError
-from agentdeck.events import Event, RunCancelled, RunCompleted, RunInterrupted, TextDelta
 from agentdeck.memory import MemoryEventStore
 from agentdeck.memory.store import instance_name
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.events import Event, RunCancelled, RunCompleted, RunInterrupted, TextDelta
 from agentdeck.ports import BackendRequest, EventStore, RunQuery
-from agentdeck.status import RunStatus
 from agentdeck.testing import StoreContract, new_run
 from agentdeck.testing.store_kit import ReopenStore
+from agentdeck.vocabulary import RunStatus
 
 
 class TestMemoryStore(StoreContract):

@@ -13,7 +13,7 @@ from agentdeck import (
     Usage,
     UsageReported,
 )
-from agentdeck.metrics import RunMetrics
+from agentdeck.observing.metrics import RunMetrics
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -14,10 +14,10 @@ import pytest
 from pydantic import BaseModel, Field, field_validator
 
 from agentdeck import WorkflowCtx, workflow
-from agentdeck.content import DataBlock
-from agentdeck.events import AnswerRefused, AnswerShape, Event, RunInterrupted
+from agentdeck.authoring.workflows import WorkflowDefinition
+from agentdeck.model.content import DataBlock
+from agentdeck.model.events import AnswerRefused, AnswerShape, Event, RunInterrupted
 from agentdeck.native import NativeWorkflowEngine
-from agentdeck.status import RunStatus
 from agentdeck.testing.engine_kit import (
     DriveResult,
     check_completed,
@@ -26,7 +26,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
-from agentdeck.workflows import WorkflowDefinition
+from agentdeck.vocabulary import RunStatus
 
 
 async def start(definition: WorkflowDefinition) -> DriveResult:

@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 import pytest
 
 from agentdeck import WorkflowCtx, workflow
-from agentdeck.content import ContentBlock, DataBlock
-from agentdeck.events import Payload, Report, RunInterrupted, SafePoint
+from agentdeck.model.content import ContentBlock, DataBlock
+from agentdeck.model.events import Payload, Report, RunInterrupted
 from agentdeck.native import NativeWorkflowEngine
 from agentdeck.ports import Engine, EngineCapabilities, Invocable, Invocation
 from agentdeck.testing.engine_kit import (
@@ -27,6 +27,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
+from agentdeck.vocabulary import SafePoint
 
 SECRET = "card 4242-4242-4242-4242 declined"
 

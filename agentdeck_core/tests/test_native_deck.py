@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from agentdeck import Deck, WorkflowCtx, workflow
-from agentdeck.clock import ManualClock
 from agentdeck.errors import RunSuspendedError
 from agentdeck.memory import MemoryEventStore
 from agentdeck.memory.control import MemoryControlPort
 from agentdeck.memory.lease import MemoryLeasePort
+from agentdeck.model.clock import ManualClock
 from agentdeck.settings import Settings
-from agentdeck.status import RunStatus
+from agentdeck.vocabulary import RunStatus
 
 START = datetime(2026, 5, 1, tzinfo=UTC)
 CALLS: list[str] = []

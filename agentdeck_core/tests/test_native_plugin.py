@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from agentdeck import WorkflowCtx, workflow
+from agentdeck.authoring.workflows import code_digest
 from agentdeck.errors import ConfigError
 from agentdeck.native import NativeWorkflowEngine
-from agentdeck.plugins import ALLOW_ENV, DENY_ENV, PluginHost
+from agentdeck.plugins.host import ALLOW_ENV, DENY_ENV, PluginHost
 from agentdeck.ports import EngineRequest
-from agentdeck.workflows import code_digest
 
 
 class Shop:

@@ -17,19 +17,12 @@ import pytest
 from pydantic import BaseModel
 
 from agentdeck import WorkflowCtx, workflow
-from agentdeck.content import ContentBlock, DataBlock, ImageBlock, TextBlock
+from agentdeck.authoring.workflows import WorkflowDefinition, code_digest
 from agentdeck.errors import InvalidInputError, ReplayError
-from agentdeck.events import (
-    ControlVerb,
-    ErrorCode,
-    Event,
-    Report,
-    RunFailed,
-    StepCompleted,
-)
+from agentdeck.model.content import ContentBlock, DataBlock, ImageBlock, TextBlock
+from agentdeck.model.events import Event, Report, RunFailed, StepCompleted
 from agentdeck.native import NativeWorkflowEngine
 from agentdeck.ports import Entry
-from agentdeck.status import RunStatus
 from agentdeck.testing.engine_kit import (
     DriveResult,
     MemoryStateArea,
@@ -39,7 +32,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
-from agentdeck.workflows import WorkflowDefinition, code_digest
+from agentdeck.vocabulary import ControlVerb, ErrorCode, RunStatus
 
 SECRET = "token sk-live-123 rejected"
 

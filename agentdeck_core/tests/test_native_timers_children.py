@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from agentdeck import WorkflowCtx, workflow
-from agentdeck.clock import ManualClock
-from agentdeck.content import DataBlock
+from agentdeck.authoring.workflows import WorkflowDefinition
 from agentdeck.errors import RunSuspendedError
-from agentdeck.events import Event, RunPaused, StepCompleted
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.content import DataBlock
+from agentdeck.model.events import Event, RunPaused, StepCompleted
 from agentdeck.native import NativeWorkflowEngine
 from agentdeck.ports import Entry, Invocation
-from agentdeck.status import RunStatus
 from agentdeck.testing.engine_kit import (
     DriveResult,
     check_completed,
@@ -29,7 +29,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
-from agentdeck.workflows import WorkflowDefinition
+from agentdeck.vocabulary import RunStatus
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 CLOCK = ManualClock(T0)

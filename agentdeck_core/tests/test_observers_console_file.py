@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 
 import agentdeck.observers as observers
-from agentdeck.content import TextBlock
 from agentdeck.errors import ConfigError, EventSchemaError, PluginNotInstalledError
-from agentdeck.events import Event, MessageCompleted, RunStarted
+from agentdeck.model.content import TextBlock
+from agentdeck.model.events import Event, MessageCompleted, RunStarted
 from agentdeck.observers import ConsoleObserver, FileObserver
+from agentdeck.observing.views import chat
 from agentdeck.ports import Observer
 from agentdeck.testing.trace_scenarios import (
     EPOCH,
     agent_turn_with_tool,
     workflow_with_interrupt,
 )
-from agentdeck.views import chat
 
 # ----------------------------------------------------------------------------- ConsoleObserver
 

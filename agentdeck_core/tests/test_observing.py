@@ -10,9 +10,9 @@ import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from agentdeck.events import Event, Report, TextDelta
-from agentdeck.metrics import RunMetrics
-from agentdeck.observing import ObserverHub
+from agentdeck.model.events import Event, Report, TextDelta
+from agentdeck.observing.hub import ObserverHub
+from agentdeck.observing.metrics import RunMetrics
 from agentdeck.ports import Observer
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -15,11 +15,11 @@ import pytest
 from pydantic_settings import SettingsConfigDict
 
 import agentdeck
-from agentdeck import hookspecs
 from agentdeck.errors import ConfigError
-from agentdeck.events import Payload
 from agentdeck.memory import MemoryEventStore
-from agentdeck.plugins import (
+from agentdeck.model.events import Payload
+from agentdeck.plugins import hookspecs
+from agentdeck.plugins.host import (
     ALLOW_ENV,
     BACKEND_KINDS,
     DENY_ENV,

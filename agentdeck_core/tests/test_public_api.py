@@ -26,7 +26,7 @@ def test_the_4x_spellings_are_aliases_of_the_5x_names() -> None:
 
 
 def test_the_plugin_marker_is_exported_from_the_package_root() -> None:
-    from agentdeck.hookspecs import hookimpl
+    from agentdeck.plugins.hookspecs import hookimpl
 
     assert agentdeck.hookimpl is hookimpl
 

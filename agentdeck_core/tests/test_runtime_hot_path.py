@@ -27,16 +27,17 @@ from agentdeck import (
     RunStatus,
     TextBlock,
     WorkflowCtx,
-    trusted,
     workflow,
 )
-from agentdeck.content import is_plain_json_scalar
-from agentdeck.events import ControlVerb, ErrorCode, RunCompleted, RunFailed
 from agentdeck.memory import MemoryControlPort, MemoryEventStore, MemoryLeasePort
+from agentdeck.model import trusted
+from agentdeck.model.content import is_plain_json_scalar
+from agentdeck.model.events import RunCompleted, RunFailed
 from agentdeck.native.channel import Finished, Mailbox, Wake
 from agentdeck.ports import LeaseState
-from agentdeck.runtime import Runtime, new_run_id
+from agentdeck.runtime.runtime import Runtime, new_run_id
 from agentdeck.settings import Settings
+from agentdeck.vocabulary import ControlVerb, ErrorCode
 
 # =========================================================================== run ids
 

@@ -1,7 +1,7 @@
 """Run status as a pure fold, and the operation table, against ``reference-behaviour.md``.
 
 The expected tables here are written out independently from the reference (not derived from
-``agentdeck.status``), so a change to either side shows up as a failing cell.
+``agentdeck.model.status``), so a change to either side shows up as a failing cell.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentdeck.events import (
+from agentdeck.model.events import (
     AnswerRecorded,
     AnswerShape,
     ControlObserved,
@@ -33,15 +33,12 @@ from agentdeck.events import (
     TextDelta,
     UnknownEvent,
 )
-from agentdeck.status import (
+from agentdeck.model.status import (
     OPERATIONS,
-    SUSPENDED,
-    TERMINAL,
     TRANSITIONS,
     OpenInterrupt,
     Operation,
     RunState,
-    RunStatus,
     Verdict,
     apply,
     fold,
@@ -51,6 +48,7 @@ from agentdeck.status import (
     operation_verdict,
 )
 from agentdeck.testing import event_examples as ex
+from agentdeck.vocabulary import SUSPENDED, TERMINAL, RunStatus
 
 TS = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
 RUNNING, PAUSED, WAITING = RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.WAITING_ANSWER

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from agentdeck.clock import ManualClock
 from agentdeck.memory import MemoryEventStore
+from agentdeck.model.clock import ManualClock
 from agentdeck.ports import BackendRequest, EventStore
 from agentdeck.testing import make_store_state_machine
 

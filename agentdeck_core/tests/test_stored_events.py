@@ -18,11 +18,10 @@ import pytest
 from hypothesis import given
 from pydantic import ValidationError
 
-import agentdeck.events as events_module
+import agentdeck.model.events as events_module
 from agentdeck.errors import EventSchemaError
-from agentdeck.events import (
+from agentdeck.model.events import (
     PAYLOAD_TYPES,
-    ErrorCode,
     Event,
     RunFailed,
     TextDelta,
@@ -33,6 +32,7 @@ from agentdeck.events import (
     stored_events,
 )
 from agentdeck.testing import event_examples as ex
+from agentdeck.vocabulary import ErrorCode
 
 VALIDATED_KINDS = {"approval.decided", "custom"}  # left to validation, by design
 

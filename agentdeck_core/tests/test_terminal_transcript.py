@@ -1,4 +1,4 @@
-"""How the terminal renders canonical events (``agentdeck.transcript``), event by event."""
+"""How the terminal renders canonical events (``agentdeck.bindings.transcript``), event by event."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from agentdeck.content import DataBlock, TextBlock
-from agentdeck.events import (
+from agentdeck.bindings.transcript import Style, Transcript, describe_question, expected_hint
+from agentdeck.model.content import DataBlock, TextBlock
+from agentdeck.model.events import (
     AnswerRecorded,
     AnswerShape,
     Event,
@@ -24,7 +25,6 @@ from agentdeck.events import (
     ToolCallStarted,
     Usage,
 )
-from agentdeck.transcript import Style, Transcript, describe_question, expected_hint
 
 TS = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 

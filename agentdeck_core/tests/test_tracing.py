@@ -8,10 +8,9 @@ from datetime import timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentdeck.capture import ContentPolicy
-from agentdeck.clock import ManualClock
-from agentdeck.content import TextBlock
-from agentdeck.events import (
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.content import TextBlock
+from agentdeck.model.events import (
     Event,
     MessageCompleted,
     RunCompleted,
@@ -24,17 +23,8 @@ from agentdeck.events import (
     Usage,
     UsageReported,
 )
-from agentdeck.testing.trace_scenarios import (
-    EPOCH,
-    RunLog,
-    Scenario,
-    agent_turn_with_tool,
-    failed_run,
-    nested_workflow,
-    tool_call_with_secrets,
-    workflow_with_interrupt,
-)
-from agentdeck.tracing import (
+from agentdeck.observing.capture import ContentPolicy
+from agentdeck.observing.tracing import (
     PROMPT_ITEMS,
     Rendered,
     SpanLevel,
@@ -44,6 +34,16 @@ from agentdeck.tracing import (
     TraceRenderer,
     span_id_for,
     trace_id_for,
+)
+from agentdeck.testing.trace_scenarios import (
+    EPOCH,
+    RunLog,
+    Scenario,
+    agent_turn_with_tool,
+    failed_run,
+    nested_workflow,
+    tool_call_with_secrets,
+    workflow_with_interrupt,
 )
 
 METADATA = ContentPolicy(capture="metadata")

@@ -1,4 +1,5 @@
-"""``agentdeck.views``: one predicate per concern, composable with ``|``, ``&`` and ``~``."""
+"""``agentdeck.observing.views``: one predicate per concern, composable with ``|``, ``&`` and
+``~``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from agentdeck import views
-from agentdeck.events import (
+from agentdeck.model.events import (
     AgentChanged,
     AnswerRecorded,
     AnswerRefused,
@@ -16,13 +17,11 @@ from agentdeck.events import (
     ControlObserved,
     ControlRequested,
     Custom,
-    ErrorCode,
     Event,
     MessageCompleted,
     PlanItem,
     PlanUpdated,
     Report,
-    ReportLevel,
     RunCompleted,
     RunFailed,
     RunInterrupted,
@@ -38,7 +37,8 @@ from agentdeck.events import (
     Usage,
     UsageReported,
 )
-from agentdeck.events import _Payload as AnyPayload
+from agentdeck.model.events import _Payload as AnyPayload
+from agentdeck.vocabulary import ErrorCode, ReportLevel
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 

@@ -16,23 +16,16 @@ import pytest
 
 import agentdeck
 from agentdeck import Deck, RunFailedError, TextBlock
-from agentdeck.events import (
-    ControlObserved,
-    ControlVerb,
-    Event,
-    Payload,
-    SafePoint,
-    TextDelta,
-)
-from agentdeck.hookspecs import RegisterNamed
 from agentdeck.memory import MemoryControlPort, MemoryEventStore
 from agentdeck.memory import plugin as memory_plugin
-from agentdeck.plugins import PluginHost
+from agentdeck.model.events import ControlObserved, Event, Payload, TextDelta
+from agentdeck.plugins.hookspecs import RegisterNamed
+from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import ControlSignal, EngineCapabilities, Invocation
+from agentdeck.runtime.write_behind import WriteBehind
 from agentdeck.settings import Settings
-from agentdeck.status import RunStatus
 from agentdeck.testing import Checkpoint, Complete, Script, ScriptedEngine, Yield
-from agentdeck.write_behind import WriteBehind
+from agentdeck.vocabulary import ControlVerb, RunStatus, SafePoint
 
 # =========================================================================== test backends
 
@@ -255,7 +248,7 @@ async def test_a_cancel_made_in_this_process_is_seen_at_the_next_stream_item(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # No time-based re-read at all: only the process's control generation can reveal it.
-    monkeypatch.setattr("agentdeck.runtime.CONTROL_RECHECK", 3600.0)
+    monkeypatch.setattr("agentdeck.runtime.runtime.CONTROL_RECHECK", 3600.0)
     TickingEngine.pace = 0.001
     script = Script("long", [*_texts(2000, checkpoints=SafePoint.STREAM_ITEM), Complete("ok")])
     async with _deck([script], SlowDurableStore(), SharedControl()) as deck:

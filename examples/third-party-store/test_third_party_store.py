@@ -28,8 +28,8 @@ from agentdeck import (
     WorkflowCtx,
     workflow,
 )
-from agentdeck.clock import Clock, ManualClock
-from agentdeck.plugins import PluginHost
+from agentdeck.model.clock import Clock, ManualClock
+from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, EventStore
 from agentdeck.testing import StoreContract, make_store_state_machine, new_run
 from agentdeck.testing.profiles import load_profile

@@ -6,21 +6,14 @@ Plugins implement hooks marked with :data:`hookimpl`.
 
 from __future__ import annotations
 
-from agentdeck import views
-from agentdeck.agents import Agent
-from agentdeck.clock import Clock, ManualClock, SystemClock
-from agentdeck.content import (
-    INLINE_CAP_BYTES,
-    AudioBlock,
-    ContentBlock,
-    DataBlock,
-    ImageBlock,
-    ResourceBlock,
-    TextBlock,
-    UnknownBlock,
-)
-from agentdeck.context import Context, ToolCtx, WorkflowCtx
-from agentdeck.deck import Deck
+from agentdeck.authoring.agents import Agent
+from agentdeck.authoring.context import Context, ToolCtx, WorkflowCtx
+from agentdeck.authoring.mcp import MCP, MCPServerSpec
+from agentdeck.authoring.skills import Skill, Skills
+from agentdeck.authoring.tools import Tool, tool
+from agentdeck.authoring.workflows import WorkflowDefinition, workflow
+from agentdeck.deck.deck import Deck
+from agentdeck.deck.runs import Run
 from agentdeck.errors import (
     AgentDeckError,
     AnswerRefusedError,
@@ -39,7 +32,18 @@ from agentdeck.errors import (
     SessionBusyError,
     StoreError,
 )
-from agentdeck.events import (
+from agentdeck.model.clock import Clock, ManualClock, SystemClock
+from agentdeck.model.content import (
+    INLINE_CAP_BYTES,
+    AudioBlock,
+    ContentBlock,
+    DataBlock,
+    ImageBlock,
+    ResourceBlock,
+    TextBlock,
+    UnknownBlock,
+)
+from agentdeck.model.events import (
     SCHEMA_VERSION,
     AgentChanged,
     AnswerRecorded,
@@ -72,17 +76,13 @@ from agentdeck.events import (
     Usage,
     UsageReported,
 )
-from agentdeck.hookspecs import hookimpl
-from agentdeck.mcp import MCP, MCPServerSpec
+from agentdeck.model.results import InterruptResult, TurnResult
+from agentdeck.observing import views
+from agentdeck.plugins.hookspecs import hookimpl
 from agentdeck.ports import Observer
-from agentdeck.results import InterruptResult, TurnResult
-from agentdeck.runs import Run
-from agentdeck.runtime import Budget
+from agentdeck.runtime.runtime import Budget
 from agentdeck.settings import Settings
-from agentdeck.skills import Skill, Skills
-from agentdeck.status import RunStatus
-from agentdeck.tools import Tool, tool
-from agentdeck.workflows import WorkflowDefinition, workflow
+from agentdeck.vocabulary import RunStatus
 
 __version__ = "0.1.0"
 

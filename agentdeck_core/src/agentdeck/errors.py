@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from agentdeck.status import RunStatus
+from agentdeck.vocabulary import RunStatus
 
 __all__ = [
     "AgentDeckError",
@@ -239,8 +238,6 @@ class RunSuspendedError(RunStateError):
     """
 
     def __init__(self, *, run_id: str, status: RunStatus, pending: Any = None) -> None:
-        from agentdeck.status import RunStatus
-
         # The status decides what to say, not ``pending``: an interrupt's payload may itself be
         # ``None``, and a waiting run must still be told to answer, not to resume.
         waiting = status is RunStatus.WAITING_ANSWER
@@ -307,8 +304,6 @@ class SessionBusyError(AgentDeckError):
         holder_status: RunStatus | None,
         run_id: str | None = None,
     ) -> None:
-        from agentdeck.status import RunStatus
-
         actions: dict[RunStatus | None, str] = {
             RunStatus.RUNNING: "wait for it to finish, or cancel it",
             RunStatus.PAUSED: "it is paused: resume it or cancel it first",

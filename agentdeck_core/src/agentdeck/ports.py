@@ -3,7 +3,7 @@
 A store, a control backend, a lease backend, a session factory, a checkpointer factory, an
 engine, an observer: each is an abstract class here with async methods, and each method's
 docstring is the contract the core's kits (:mod:`agentdeck.testing`) check. Plugins provide
-implementations through the registration hooks in :mod:`agentdeck.hookspecs`; the core's own
+implementations through the registration hooks in :mod:`agentdeck.plugins.hookspecs`; the core's own
 in-memory ones (:mod:`agentdeck.memory`) go through the same hooks.
 
 Nothing here knows an engine SDK or a database driver.
@@ -27,10 +27,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentdeck.clock import Clock, SystemClock
-from agentdeck.content import ContentBlock, DataBlock, content_blocks
-from agentdeck.events import ControlVerb, Event, Payload, RunStarted, SafePoint
-from agentdeck.status import TERMINAL, RunStatus
+from agentdeck.model.clock import Clock, SystemClock
+from agentdeck.model.content import ContentBlock, DataBlock, content_blocks
+from agentdeck.model.events import Event, Payload, RunStarted
+from agentdeck.vocabulary import TERMINAL, ControlVerb, RunStatus, SafePoint
 
 if TYPE_CHECKING:
     from agentdeck.settings import Settings
@@ -212,7 +212,7 @@ class EventStore(ABC):
     * :meth:`append` is a batch: all of its events are recorded or none. When it returns, the
       events are visible to :meth:`read` and :meth:`follow` in every process sharing the store,
       and durable if :attr:`durable` is true (a crash afterwards does not lose them).
-    * Lifecycle events follow :data:`agentdeck.status.TRANSITIONS`; after a terminal event,
+    * Lifecycle events follow :data:`agentdeck.model.status.TRANSITIONS`; after a terminal event,
       nothing more is appended.
     * The folded status of every run is indexed, so lookups and listings never read logs.
     """
@@ -607,7 +607,8 @@ class Observer:
 
     Fire-and-forget by contract: the runtime feeds each observer through its own bounded queue,
     so a slow or raising observer costs its own backlog and never a run. :meth:`emit` does
-    in-memory work only. ``view`` narrows what the observer receives (see ``agentdeck.views``).
+    in-memory work only. ``view`` narrows what the observer receives (see
+    ``agentdeck.observing.views``).
     """
 
     view: Callable[[Event], bool] | None = None
@@ -641,7 +642,7 @@ class Binding(ABC):
 
     Bindings read the canonical events with no translation layer of their own. The serving
     surface (``deck.serve``/``serve_async``/``asgi``/``expose``, built on
-    :class:`agentdeck.serving.Exposure`) drives them. A binding comes in one of two shapes:
+    :class:`agentdeck.deck.serving.Exposure`) drives them. A binding comes in one of two shapes:
 
     * a **running** binding (the terminal chat) implements only :meth:`serve`: once the deck is
       open, the exposure runs ``serve(deck)`` as a task beside everything else and cancels it at
@@ -669,7 +670,7 @@ class ListenerBinding(Binding):
     request to the binding with the longest matching :attr:`mount_path`, with the scope untouched
     (the app sees the full path). The exposure owns the ``lifespan`` scope — it opens the deck,
     runs the running bindings and drains at shutdown — so a binding's app never receives it and
-    asks the exposure whether it is ready (:attr:`~agentdeck.serving.Exposure.state`).
+    asks the exposure whether it is ready (:attr:`~agentdeck.deck.serving.Exposure.state`).
     """
 
     mount_path: str = ""
@@ -678,7 +679,7 @@ class ListenerBinding(Binding):
     @abstractmethod
     def asgi_app(self, exposure: Any) -> ASGIApp:
         """The ASGI app answering this binding's requests for ``exposure``
-        (an :class:`~agentdeck.serving.Exposure`); built once per exposure."""
+        (an :class:`~agentdeck.deck.serving.Exposure`); built once per exposure."""
 
     @abstractmethod
     async def listen(

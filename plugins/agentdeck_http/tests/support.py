@@ -20,8 +20,8 @@ import httpx
 import pytest
 
 from agentdeck import Deck
+from agentdeck.deck.serving import Exposure
 from agentdeck.ports import Binding
-from agentdeck.serving import Exposure
 from agentdeck.settings import Settings
 
 SAFETY = 30.0

@@ -18,13 +18,13 @@ from starlette.routing import Mount
 
 from agentdeck import Deck, WorkflowCtx, workflow
 from agentdeck.bindings import Native
-from agentdeck.deck import DeckState
+from agentdeck.deck.deck import DeckState
+from agentdeck.deck.serving import Exposure, ExposureState
 from agentdeck.errors import ConfigError
 from agentdeck.memory import MemoryEventStore
 from agentdeck.ports import Binding
-from agentdeck.serving import Exposure, ExposureState
 from agentdeck.settings import Settings
-from agentdeck.status import RunStatus
+from agentdeck.vocabulary import RunStatus
 
 GATES: dict[str, asyncio.Event] = {}
 

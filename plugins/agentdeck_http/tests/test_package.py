@@ -20,7 +20,7 @@ def test_package_imports_and_its_entry_point_is_declared() -> None:
 
 def test_the_binding_is_registered_as_http_and_resolves_from_agentdeck_bindings() -> None:
     from agentdeck.bindings import Native as Resolved
-    from agentdeck.plugins import PluginHost
+    from agentdeck.plugins.host import PluginHost
 
     assert Resolved is agentdeck_http.Native
     built = PluginHost.discover().binding("http", path="/api")

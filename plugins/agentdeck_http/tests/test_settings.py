@@ -17,7 +17,7 @@ from http_test_support import frames, make_deck, serving
 from agentdeck import WorkflowCtx, workflow
 from agentdeck.bindings import Native
 from agentdeck.errors import ConfigError
-from agentdeck.plugins import PluginHost
+from agentdeck.plugins.host import PluginHost
 from agentdeck.settings import Settings
 from agentdeck_http import HttpSettings, ServedCall
 

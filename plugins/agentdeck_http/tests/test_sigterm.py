@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 from http_test_support import SAFETY, frames
 
-from agentdeck.status import RunStatus
+from agentdeck.vocabulary import RunStatus
 
 HERE = Path(__file__).parent
 

@@ -9,9 +9,9 @@ import pytest
 from otlp_trees import ExportedSpan, exported_spans
 
 from agentdeck import Deck, RunFailedError, WorkflowCtx, workflow
+from agentdeck.observing.tracing import trace_id_for
 from agentdeck.settings import Settings
 from agentdeck.testing.otlp import OTLPReceiver
-from agentdeck.tracing import trace_id_for
 from agentdeck_langfuse import LangfuseObserver
 
 TRACES_PATH = "/api/public/otel/v1/traces"

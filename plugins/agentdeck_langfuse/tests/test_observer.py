@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 from agentdeck.errors import ConfigError
-from agentdeck.plugins import PluginHost, PluginWarning
+from agentdeck.plugins.host import PluginHost, PluginWarning
 from agentdeck.settings import Settings
 from agentdeck.testing.otlp import OTLPReceiver
 from agentdeck.testing.trace_scenarios import failed_run

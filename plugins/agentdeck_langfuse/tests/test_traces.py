@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from opentelemetry.sdk.trace.sampling import Decision, TraceIdRatioBased
 from otlp_trees import ExportedSpan, exported_spans
 
-from agentdeck.events import Event
+from agentdeck.model.events import Event
+from agentdeck.observing.tracing import span_id_for, trace_id_for
 from agentdeck.settings import Settings
 from agentdeck.testing.otlp import OTLPReceiver
 from agentdeck.testing.trace_scenarios import (
@@ -19,7 +20,6 @@ from agentdeck.testing.trace_scenarios import (
     nested_workflow,
     workflow_with_interrupt,
 )
-from agentdeck.tracing import span_id_for, trace_id_for
 from agentdeck_langfuse import LangfuseObserver
 
 TRACES_PATH = "/api/public/otel/v1/traces"

@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lg_graphs import START_STATE, asking
 
-from agentdeck.events import Event
-from agentdeck.status import fold
+from agentdeck.model.events import Event
+from agentdeck.model.status import fold
 from agentdeck.testing.engine_kit import drive, make_invocation
 from agentdeck_langgraph import LangGraphEngine, Workflow
 

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agentdeck import ToolCtx
-from agentdeck.content import DataBlock
+from agentdeck.model.content import DataBlock
 from agentdeck_langgraph import sleep_until
 
 SECRET = "card 4242 declined for alice@example.com"

@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from lg_graphs import START_STATE, asking
 
 from agentdeck.errors import ConfigError, StoreError
-from agentdeck.plugins import CHECKPOINTERS, ENGINES, PluginHost, PluginWarning
+from agentdeck.plugins.host import CHECKPOINTERS, ENGINES, PluginHost, PluginWarning
 from agentdeck.ports import BackendRequest, EngineRequest
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import check_interrupted, drive, make_invocation

@@ -14,9 +14,9 @@ from langgraph.runtime import Runtime
 from lg_graphs import Calendar, Greeting, greet_ctx, greet_runtime, greeter
 
 from agentdeck import ToolCtx
-from agentdeck.catalog import Catalog
-from agentdeck.content import DataBlock
+from agentdeck.authoring.catalog import Catalog
 from agentdeck.errors import ConfigError, ContextTypeError
+from agentdeck.model.content import DataBlock
 from agentdeck.testing.engine_kit import check_completed, drive, make_invocation
 from agentdeck_langgraph import LangGraphEngine, Workflow
 

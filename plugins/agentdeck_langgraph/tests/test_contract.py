@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from lg_graphs import SECRET, START_STATE, asking, failing, three_nodes
 
-from agentdeck.content import ContentBlock, DataBlock
+from agentdeck.model.content import ContentBlock, DataBlock
 from agentdeck.ports import Engine
 from agentdeck.testing.engine_kit import EngineContract, EngineScenarios
 from agentdeck_langgraph import LangGraphEngine, Workflow

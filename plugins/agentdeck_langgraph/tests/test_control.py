@@ -12,16 +12,14 @@ from typing import Any
 import pytest_asyncio
 from lg_graphs import START_STATE, Counter, asking, chain, fan_out, steady
 
-from agentdeck.events import (
+from agentdeck.model.events import (
     ControlObserved,
     ControlRequested,
-    ControlVerb,
     Event,
     NodeUpdated,
     RunCancelled,
-    SafePoint,
 )
-from agentdeck.status import RunStatus, fold
+from agentdeck.model.status import fold
 from agentdeck.testing.engine_kit import (
     check_completed,
     check_control,
@@ -30,6 +28,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
+from agentdeck.vocabulary import ControlVerb, RunStatus, SafePoint
 from agentdeck_langgraph import LangGraphEngine, Workflow
 
 

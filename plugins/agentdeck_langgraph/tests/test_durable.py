@@ -10,10 +10,11 @@ from pathlib import Path
 
 from lg_graphs import START_STATE, asking
 
-from agentdeck.events import Event, NodeUpdated
-from agentdeck.status import RunStatus, fold
+from agentdeck.model.events import Event, NodeUpdated
+from agentdeck.model.status import fold
 from agentdeck.testing.engine_kit import check_interrupted, drive, make_invocation
 from agentdeck.testing.fixtures import PostgresSchema
+from agentdeck.vocabulary import RunStatus
 from agentdeck_langgraph import LangGraphEngine, Workflow
 
 CHILD = Path(__file__).resolve().parent / "answer_child.py"

@@ -29,19 +29,11 @@ from lg_graphs import (
 )
 
 from agentdeck.errors import ConfigError
-from agentdeck.events import (
-    Custom,
-    ErrorCode,
-    NodeUpdated,
-    Report,
-    ReportLevel,
-    RunCompleted,
-    RunFailed,
-    TextDelta,
-)
+from agentdeck.model.events import Custom, NodeUpdated, Report, RunCompleted, RunFailed, TextDelta
 from agentdeck.ports import EngineRequest
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import check_completed, check_failed, drive, make_invocation
+from agentdeck.vocabulary import ErrorCode, ReportLevel
 from agentdeck_langgraph import LangGraphEngine, Workflow, emit, report
 
 
@@ -285,8 +277,8 @@ async def test_a_run_whose_input_is_text_fails_with_the_input_named(
 
 
 def test_the_engine_refuses_what_is_not_a_langgraph_workflow() -> None:
+    from agentdeck.authoring.workflows import workflow
     from agentdeck.errors import ConfigError
-    from agentdeck.workflows import workflow
 
     @workflow
     async def native() -> None:

@@ -15,8 +15,7 @@ from langgraph.types import interrupt
 from lg_graphs import START_STATE, Counter, asking, chain, fan_out, left, right, steady
 from pydantic import BaseModel
 
-from agentdeck.events import NodeUpdated, RunInterrupted
-from agentdeck.status import RunStatus
+from agentdeck.model.events import NodeUpdated, RunInterrupted
 from agentdeck.testing.engine_kit import (
     check_completed,
     check_failed,
@@ -24,6 +23,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
+from agentdeck.vocabulary import RunStatus
 from agentdeck_langgraph import LangGraphEngine, Workflow
 
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest_asyncio
 from lg_graphs import NAP_UNTIL, START_STATE, Counter, chain, plan, sleeper
 
-from agentdeck.clock import ManualClock
-from agentdeck.events import NodeUpdated, RunPaused
-from agentdeck.status import RunStatus
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.events import NodeUpdated, RunPaused
 from agentdeck.testing.engine_kit import check_completed, check_failed, drive, make_invocation
+from agentdeck.vocabulary import RunStatus
 from agentdeck_langgraph import LangGraphEngine, Workflow, sleep_until
 
 

@@ -23,10 +23,10 @@ from lg_graphs import (
     three_nodes,
 )
 
-from agentdeck.catalog import Catalog, discover_project, is_workflow
-from agentdeck.clock import ManualClock
-from agentdeck.content import DataBlock
+from agentdeck.authoring.catalog import Catalog, discover_project, is_workflow
 from agentdeck.errors import ConfigError, InvalidInputError, NotFoundError
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.content import DataBlock
 from agentdeck.testing.engine_kit import check_completed, drive, make_invocation
 from agentdeck_langgraph import LangGraphEngine, PendingInterrupt, RunRef, Workflow
 

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from agentdeck.catalog import Catalog
-from agentdeck.events import Event
+from agentdeck.authoring.catalog import Catalog
+from agentdeck.model.events import Event
 from agentdeck.ports import EngineRequest, SessionFactory
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import DriveResult

@@ -34,14 +34,12 @@ from openai.types.responses import (
 from pydantic import BaseModel
 
 from agentdeck import Agent, Deck, InterruptResult, RunFailedError, RunStatus, TurnResult, tool
-from agentdeck.content import TextBlock
 from agentdeck.errors import ConfigError
-from agentdeck.events import (
-    ControlVerb,
+from agentdeck.model.content import TextBlock
+from agentdeck.model.events import (
     Event,
     MessageCompleted,
     RunInterrupted,
-    SafePoint,
     TextDelta,
     UsageReported,
 )
@@ -54,6 +52,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
+from agentdeck.vocabulary import ControlVerb, SafePoint
 from agentdeck_openai.dispatch_gate import DispatchGate, declares_approval, gated
 from agentdeck_openai.scope import RunScope
 from agentdeck_openai.settings import RunnerSettings

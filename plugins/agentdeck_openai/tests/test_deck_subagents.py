@@ -28,11 +28,11 @@ from agentdeck import (
     tool,
     workflow,
 )
-from agentdeck.events import Event, RunPaused
+from agentdeck.authoring.workflows import WorkflowDefinition
+from agentdeck.deck.runs import Run
+from agentdeck.model.events import Event, RunPaused
 from agentdeck.ports import Observer
-from agentdeck.runs import Run
 from agentdeck.settings import Settings
-from agentdeck.workflows import WorkflowDefinition
 from agentdeck_openai.testing import (
     LoopbackModelServer,
     ModelRequest,

@@ -13,14 +13,13 @@ import engine_support as support  # loaded by conftest.py
 import pytest
 
 from agentdeck import Agent
-from agentdeck.content import TextBlock
-from agentdeck.context import ToolCtx
+from agentdeck.authoring.context import ToolCtx
+from agentdeck.authoring.tools import tool
 from agentdeck.errors import ReplayError
-from agentdeck.events import (
-    AnswerOrigin,
+from agentdeck.model.content import TextBlock
+from agentdeck.model.events import (
     ApprovalDecided,
     Event,
-    InterruptReason,
     RunInterrupted,
     ToolCallCompleted,
     ToolCallStarted,
@@ -35,7 +34,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
-from agentdeck.tools import tool
+from agentdeck.vocabulary import AnswerOrigin, InterruptReason
 from agentdeck_openai.approvals import APPROVAL_SHAPE, STATE_NAME
 from agentdeck_openai.testing import LoopbackModelServer, call, reply, tool_call, tool_calls
 

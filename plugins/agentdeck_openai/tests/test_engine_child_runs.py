@@ -17,12 +17,12 @@ from typing import Any
 import engine_support as support  # loaded by conftest.py
 
 from agentdeck import Agent
-from agentdeck.catalog import Catalog
-from agentdeck.content import TextBlock
+from agentdeck.authoring.catalog import Catalog
+from agentdeck.authoring.workflows import workflow
 from agentdeck.errors import RunSuspendedError
-from agentdeck.events import ControlVerb, Event, RunPaused, SafePoint
+from agentdeck.model.content import TextBlock
+from agentdeck.model.events import Event, RunPaused
 from agentdeck.ports import Entry
-from agentdeck.status import RunStatus
 from agentdeck.testing.engine_kit import (
     DriveResult,
     MemoryStateArea,
@@ -31,7 +31,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
-from agentdeck.workflows import workflow
+from agentdeck.vocabulary import ControlVerb, RunStatus, SafePoint
 from agentdeck_openai.approvals import STATE_NAME
 from agentdeck_openai.testing import LoopbackModelServer, call, reply, tool_call, tool_calls
 

@@ -12,14 +12,14 @@ from agents import Model, ModelProvider, TracingProcessor, function_tool, set_tr
 from agents.testing import ScriptedModel, assistant_message
 
 from agentdeck import Agent
-from agentdeck.catalog import Catalog
+from agentdeck.authoring.catalog import Catalog
+from agentdeck.authoring.tools import tool
+from agentdeck.authoring.workflows import workflow
 from agentdeck.errors import ConfigError
-from agentdeck.plugins import PluginHost, PluginWarning
+from agentdeck.plugins.host import PluginHost, PluginWarning
 from agentdeck.ports import EngineRequest
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import check_completed, drive, make_invocation
-from agentdeck.tools import tool
-from agentdeck.workflows import workflow
 from agentdeck_openai.dispatch_gate import declares_approval
 from agentdeck_openai.engine import OpenAIEngine
 from agentdeck_openai.testing import LoopbackModelServer, reply, tool_call

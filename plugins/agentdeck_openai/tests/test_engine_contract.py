@@ -14,11 +14,11 @@ import engine_support as support  # loaded by conftest.py
 import pytest
 
 from agentdeck import Agent
-from agentdeck.content import ContentBlock, TextBlock
-from agentdeck.events import Payload
+from agentdeck.authoring.tools import tool
+from agentdeck.model.content import ContentBlock, TextBlock
+from agentdeck.model.events import Payload
 from agentdeck.ports import Engine, Invocation
 from agentdeck.testing.engine_kit import EngineContract, EngineScenarios
-from agentdeck.tools import tool
 from agentdeck_openai.engine import OpenAIEngine
 from agentdeck_openai.testing import LoopbackModelServer, ModelRequest, Script, reply, tool_call
 

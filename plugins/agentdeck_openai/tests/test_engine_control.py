@@ -9,15 +9,9 @@ from __future__ import annotations
 import engine_support as support  # loaded by conftest.py
 
 from agentdeck import Agent
-from agentdeck.content import TextBlock
-from agentdeck.events import (
-    ControlVerb,
-    ErrorCode,
-    RunFailed,
-    SafePoint,
-    TextDelta,
-    ToolCallCompleted,
-)
+from agentdeck.authoring.tools import tool
+from agentdeck.model.content import TextBlock
+from agentdeck.model.events import RunFailed, TextDelta, ToolCallCompleted
 from agentdeck.ports import Entry
 from agentdeck.testing.engine_kit import (
     DriveResult,
@@ -27,7 +21,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
-from agentdeck.tools import tool
+from agentdeck.vocabulary import ControlVerb, ErrorCode, SafePoint
 from agentdeck_openai.approvals import STATE_NAME
 from agentdeck_openai.testing import (
     LoopbackModelServer,

@@ -8,7 +8,8 @@ import engine_support as support  # loaded by conftest.py
 import pytest
 
 from agentdeck import Agent
-from agentdeck.content import (
+from agentdeck.errors import ConfigError
+from agentdeck.model.content import (
     AudioBlock,
     ContentBlock,
     DataBlock,
@@ -16,7 +17,6 @@ from agentdeck.content import (
     ResourceBlock,
     TextBlock,
 )
-from agentdeck.errors import ConfigError
 from agentdeck.ports import Invocation
 from agentdeck.testing.engine_kit import check_completed, drive, make_invocation
 from agentdeck_openai.testing import LoopbackModelServer, reply

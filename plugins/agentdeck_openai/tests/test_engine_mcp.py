@@ -11,11 +11,11 @@ import engine_support as support  # loaded by conftest.py
 import pytest
 
 from agentdeck import Agent
-from agentdeck.catalog import Catalog
-from agentdeck.content import TextBlock
+from agentdeck.authoring.catalog import Catalog
+from agentdeck.authoring.mcp import MCP, MCPServerSpec
 from agentdeck.errors import ConfigError
-from agentdeck.events import ToolCallCompleted
-from agentdeck.mcp import MCP, MCPServerSpec
+from agentdeck.model.content import TextBlock
+from agentdeck.model.events import ToolCallCompleted
 from agentdeck.testing.engine_kit import (
     check_completed,
     check_interrupted,

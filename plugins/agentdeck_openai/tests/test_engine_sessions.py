@@ -8,8 +8,9 @@ import engine_support as support  # loaded by conftest.py
 import pytest
 
 from agentdeck import Agent
-from agentdeck.content import TextBlock
-from agentdeck.events import Event
+from agentdeck.authoring.tools import tool
+from agentdeck.model.content import TextBlock
+from agentdeck.model.events import Event
 from agentdeck.ports import BackendRequest, Entry
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import (
@@ -20,7 +21,6 @@ from agentdeck.testing.engine_kit import (
     make_invocation,
 )
 from agentdeck.testing.fixtures import RedisPrefix
-from agentdeck.tools import tool
 from agentdeck_openai.sessions import LocalSessionFactory, RedisSessionFactory
 from agentdeck_openai.testing import LoopbackModelServer, handoff, reply, tool_call
 

@@ -17,12 +17,13 @@ import pytest
 from pydantic import BaseModel
 
 from agentdeck import Agent
-from agentdeck.catalog import Catalog
-from agentdeck.content import DataBlock, ImageBlock, TextBlock
-from agentdeck.context import ToolCtx
-from agentdeck.events import (
+from agentdeck.authoring.catalog import Catalog
+from agentdeck.authoring.context import ToolCtx
+from agentdeck.authoring.skills import Skills
+from agentdeck.authoring.tools import tool
+from agentdeck.model.content import DataBlock, ImageBlock, TextBlock
+from agentdeck.model.events import (
     AgentChanged,
-    ErrorCode,
     MessageCompleted,
     PlanUpdated,
     RunCompleted,
@@ -34,9 +35,8 @@ from agentdeck.events import (
     Usage,
     UsageReported,
 )
-from agentdeck.skills import Skills
 from agentdeck.testing.engine_kit import check_completed, drive, make_invocation
-from agentdeck.tools import tool
+from agentdeck.vocabulary import ErrorCode
 from agentdeck_openai.testing import (
     LoopbackModelServer,
     call,

@@ -32,10 +32,10 @@ from agentdeck import (
     ToolCtx,
     tool,
 )
-from agentdeck.hookspecs import RegisterNamed, RegisterScheme
 from agentdeck.memory import plugin as memory_plugin
 from agentdeck.memory.store import MemoryEventStore
-from agentdeck.plugins import PluginHost
+from agentdeck.plugins.hookspecs import RegisterNamed, RegisterScheme
+from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, EventStore, Observer
 from agentdeck_openai import plugin as openai_plugin
 from agentdeck_openai.testing import LoopbackModelServer, handoff, reply, structured, tool_call

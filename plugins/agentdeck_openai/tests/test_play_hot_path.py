@@ -18,12 +18,13 @@ from agents.stream_events import RawResponsesStreamEvent
 from openai.types.responses import ResponseTextDeltaEvent
 
 from agentdeck import Agent
-from agentdeck.content import TextBlock
 from agentdeck.errors import ConfigError
-from agentdeck.events import ControlVerb, RunCancelled, SafePoint, TextDelta
+from agentdeck.model.content import TextBlock
+from agentdeck.model.events import RunCancelled, TextDelta
 from agentdeck.ports import ControlDirective, EngineRequest, Entry, Invocable, Invocation
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import MemoryStateArea
+from agentdeck.vocabulary import ControlVerb, SafePoint
 from agentdeck_openai.engine import OpenAIEngine
 from agentdeck_openai.scope import RunScope
 from agentdeck_openai.testing import Script, reply

@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 from agentdeck.errors import ConfigError
-from agentdeck.plugins import PluginHost, PluginWarning
+from agentdeck.plugins.host import PluginHost, PluginWarning
 from agentdeck.settings import Settings
 from agentdeck_openai.settings import OpenAISettings, RunnerSettings, SessionSettings
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import pytest
 from otlp_trees import exported_spans
 
-from agentdeck.events import Event
+from agentdeck.model.events import Event
 from agentdeck.testing.otlp import OTLPReceiver
 from agentdeck.testing.trace_scenarios import (
     SECRETS,

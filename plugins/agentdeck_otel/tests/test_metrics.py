@@ -26,7 +26,7 @@ async def run_both(receiver: OTLPReceiver, **options: Any) -> dict[str, Any]:
 async def test_runs_are_counted_by_outcome(receiver: OTLPReceiver) -> None:
     metrics = await run_both(receiver)
 
-    [runs] = metrics["agentdeck.runs"]
+    [runs] = metrics["agentdeck.deck.runs"]
     counted = {
         point_attributes(p)["agentdeck.run.status"]: (p.as_int, point_attributes(p))
         for p in runs.sum.data_points

@@ -9,7 +9,7 @@ import warnings
 from importlib.metadata import entry_points, version
 
 import agentdeck_otel
-from agentdeck.plugins import PluginHost, PluginWarning
+from agentdeck.plugins.host import PluginHost, PluginWarning
 from agentdeck_otel import OTelObserver
 
 

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from otlp_trees import ExportedSpan, exported_spans
 
-from agentdeck.events import Event
+from agentdeck.model.events import Event
+from agentdeck.observing.tracing import span_id_for, trace_id_for
 from agentdeck.testing.otlp import OTLPReceiver
 from agentdeck.testing.trace_scenarios import (
     EPOCH,
@@ -16,7 +17,6 @@ from agentdeck.testing.trace_scenarios import (
     nested_workflow,
     workflow_with_interrupt,
 )
-from agentdeck.tracing import span_id_for, trace_id_for
 from agentdeck_otel import OTelObserver
 
 STATUS_OK, STATUS_ERROR = 1, 2

@@ -23,9 +23,9 @@ import sys
 import uuid
 from typing import Any
 
-from agentdeck.content import TextBlock
-from agentdeck.events import RunCompleted, RunStarted, TextDelta
-from agentdeck.plugins import PluginHost
+from agentdeck.model.content import TextBlock
+from agentdeck.model.events import RunCompleted, RunStarted, TextDelta
+from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, EventStore, NewRun
 
 

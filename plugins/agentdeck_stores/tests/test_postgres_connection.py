@@ -13,12 +13,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import psycopg
 import pytest
 
-from agentdeck.clock import ManualClock
 from agentdeck.errors import ConfigError, StoreError
-from agentdeck.events import ControlVerb, Event, RunCompleted, TextDelta
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.events import Event, RunCompleted, TextDelta
 from agentdeck.ports import BackendRequest, EventStore
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import PostgresSchema, postgres_url
+from agentdeck.vocabulary import ControlVerb
 from agentdeck_stores._sql import SCHEMA_VERSION
 from agentdeck_stores.postgres import PostgresControlPort, PostgresEventStore, PostgresLeasePort
 

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest_asyncio
 
-from agentdeck.clock import ManualClock
+from agentdeck.model.clock import ManualClock
 from agentdeck.ports import BackendRequest, ControlPort, EventStore, LeasePort
 from agentdeck.testing import ControlContract, LeaseContract, StoreContract
 from agentdeck.testing.fixtures import PostgresSchema

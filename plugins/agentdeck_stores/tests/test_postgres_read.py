@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from agentdeck.errors import EventSchemaError
-from agentdeck.events import (
+from agentdeck.model.events import (
     PAYLOAD_TYPES,
     Event,
     RunFailed,

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 import psycopg
 import pytest
 
-from agentdeck.clock import ManualClock
+from agentdeck.model.clock import ManualClock
 from agentdeck.ports import BackendRequest, EventStore
 from agentdeck.testing import make_store_state_machine
 from agentdeck.testing.fixtures import PostgresSchema

@@ -19,12 +19,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from agentdeck.clock import ManualClock
-from agentdeck.events import RunCompleted, RunInterrupted, RunPaused
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.events import RunCompleted, RunInterrupted, RunPaused
 from agentdeck.ports import BackendRequest, EventStore, NewRun, RunQuery
-from agentdeck.status import RunStatus
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import PostgresSchema
+from agentdeck.vocabulary import RunStatus
 from agentdeck_stores._sql import AppendJob, OpenJob, list_sql, ns_key, to_micros
 from agentdeck_stores._sqlite_events import READ_LOG
 from agentdeck_stores._sqlite_writer import KEY_HOLDER, SESSION_HOLDER

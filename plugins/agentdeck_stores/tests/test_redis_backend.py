@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from agentdeck.clock import ManualClock
 from agentdeck.errors import ConfigError, StoreError
-from agentdeck.events import Event, RunCompleted, TextDelta
-from agentdeck.plugins import PluginHost
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.events import Event, RunCompleted, TextDelta
+from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, PruneQuery, RunQuery
-from agentdeck.status import RunStatus
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import RedisPrefix
+from agentdeck.vocabulary import RunStatus
 from agentdeck_stores._redis_base import DEFAULT_PREFIX, RedisTarget
 from agentdeck_stores.redisstore import RedisControlPort, RedisEventStore, RedisLeasePort
 

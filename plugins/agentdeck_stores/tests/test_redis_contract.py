@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 import pytest
 import redis.asyncio as aioredis
 
-from agentdeck.clock import ManualClock
+from agentdeck.model.clock import ManualClock
 from agentdeck.ports import BackendRequest, ControlPort, EventStore, LeasePort
 from agentdeck.testing import (
     ControlContract,

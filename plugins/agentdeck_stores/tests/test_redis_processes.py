@@ -17,12 +17,13 @@ from pathlib import Path
 
 import redis
 
-from agentdeck.clock import ManualClock
-from agentdeck.events import AnswerRecorded, ErrorCode, RunFailed, RunResumed
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.events import AnswerRecorded, RunFailed, RunResumed
+from agentdeck.model.status import fold
 from agentdeck.ports import BackendRequest, RunQuery, Takeover
-from agentdeck.status import RunStatus, fold
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import RedisPrefix
+from agentdeck.vocabulary import ErrorCode, RunStatus
 from agentdeck_stores.redisstore import RedisEventStore, RedisLeasePort
 
 # The core's per-test isolation fixtures (redis_prefix: a fresh key prefix, deleted after).

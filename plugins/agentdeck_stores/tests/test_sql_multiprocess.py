@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from agentdeck.events import Event
-from agentdeck.plugins import PluginHost
+from agentdeck.model.events import Event
+from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, EventStore
 from agentdeck.testing import new_run
 

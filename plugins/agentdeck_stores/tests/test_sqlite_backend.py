@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from agentdeck.clock import ManualClock
 from agentdeck.errors import ConfigError, StoreError
-from agentdeck.events import ControlVerb, RunCompleted
-from agentdeck.plugins import PluginHost
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.events import RunCompleted
+from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, LeaseState, PruneQuery
 from agentdeck.testing import new_run
+from agentdeck.vocabulary import ControlVerb
 from agentdeck_stores._sqlite_schema import SCHEMA_VERSION, parse_url
 from agentdeck_stores.postgres import PostgresControlPort, PostgresEventStore, PostgresLeasePort
 from agentdeck_stores.sqlite import SqliteControlPort, SqliteEventStore, SqliteLeasePort

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest_asyncio
 
-from agentdeck.clock import ManualClock
+from agentdeck.model.clock import ManualClock
 from agentdeck.ports import BackendRequest, ControlPort, EventStore, LeasePort
 from agentdeck.testing import ControlContract, LeaseContract, StoreContract
 from agentdeck_stores.sqlite import SqliteControlPort, SqliteEventStore, SqliteLeasePort

@@ -10,16 +10,17 @@ from pathlib import Path
 import pytest
 
 from agentdeck.errors import StoreError
-from agentdeck.events import (
+from agentdeck.model.events import (
     Event,
     RunCompleted,
     RunStarted,
     TextDelta,
     parse_payload,
 )
+from agentdeck.model.status import fold
 from agentdeck.ports import BackendRequest, PruneQuery, RunQuery
-from agentdeck.status import RunStatus, fold
 from agentdeck.testing import new_run
+from agentdeck.vocabulary import RunStatus
 from agentdeck_stores import _sqlite_writer
 from agentdeck_stores._sql import ns_key, to_micros
 from agentdeck_stores._sqlite_events import MAX_SEQ, event_id

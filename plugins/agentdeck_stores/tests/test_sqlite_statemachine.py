@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from agentdeck.clock import ManualClock
+from agentdeck.model.clock import ManualClock
 from agentdeck.ports import BackendRequest, EventStore
 from agentdeck.testing import make_store_state_machine
 from agentdeck_stores.sqlite import SqliteEventStore

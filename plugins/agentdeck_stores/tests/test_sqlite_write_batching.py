@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from agentdeck.errors import StoreError
-from agentdeck.events import ControlVerb, RunCompleted, TextDelta
+from agentdeck.model.events import RunCompleted, TextDelta
 from agentdeck.ports import BackendRequest, LeaseState
-from agentdeck.status import RunStatus
 from agentdeck.testing import new_run
+from agentdeck.vocabulary import ControlVerb, RunStatus
 from agentdeck_stores import _sqlite_writer
 from agentdeck_stores.sqlite import SqliteControlPort, SqliteEventStore, SqliteLeasePort
 

@@ -6,12 +6,11 @@ Declared as the entry point ``bindings = "agentdeck.bindings.plugin"`` of agentd
 
 from __future__ import annotations
 
-import agentdeck
 from agentdeck.bindings.terminal import Terminal
-from agentdeck.hookspecs import RegisterNamed
+from agentdeck.plugins.hookspecs import RegisterNamed, hookimpl
 
 
-@agentdeck.hookimpl
+@hookimpl
 def agentdeck_register_bindings(register: RegisterNamed) -> None:
     register(
         Terminal.name,

@@ -2,10 +2,10 @@
 
 ``deck.serve(Terminal.stdio())`` (what ``agentdeck chat`` runs) reads a message per line from
 standard input, plays it as a turn with ``deck.stream`` and renders the turn's canonical events
-as they arrive (:class:`~agentdeck.transcript.Transcript`): text deltas inline, one line per tool
-call, reports, the outcome. A question the run parks on is asked inline — ``y``/``n`` for a tool
-approval, a typed answer otherwise — and answered through ``run.answer``, so the deck validates
-it: a refused answer is shown with the reason and asked again.
+as they arrive (:class:`~agentdeck.bindings.transcript.Transcript`): text deltas inline, one line
+per tool call, reports, the outcome. A question the run parks on is asked inline — ``y``/``n`` for
+a tool approval, a typed answer otherwise — and answered through ``run.answer``, so the deck
+validates it: a refused answer is shown with the reason and asked again.
 
 Ctrl-C stops the turn in flight by *cancelling* its run (recorded as ``run.cancelled`` at the
 run's next safe point, or at once when it is parked on a question); the conversation goes on.
@@ -31,17 +31,17 @@ import uuid
 from collections.abc import Awaitable
 from typing import Any, ClassVar, TextIO
 
+from agentdeck.bindings.transcript import Style, Transcript, expected_hint, is_approval
+from agentdeck.deck.runs import Run
 from agentdeck.errors import (
     AgentDeckError,
     AnswerRefusedError,
     ConfigError,
     NotFoundError,
 )
-from agentdeck.events import Event, RunInterrupted
+from agentdeck.model.events import Event, RunInterrupted
+from agentdeck.model.results import InterruptResult
 from agentdeck.ports import Binding
-from agentdeck.results import InterruptResult
-from agentdeck.runs import Run
-from agentdeck.transcript import Style, Transcript, expected_hint, is_approval
 
 __all__ = ["Terminal"]
 

@@ -5,7 +5,7 @@ Deprecated: import them from ``agentdeck`` itself. These are the same classes, n
 
 from __future__ import annotations
 
-from agentdeck.content import (
+from agentdeck.model.content import (
     AudioBlock,
     ContentBlock,
     DataBlock,

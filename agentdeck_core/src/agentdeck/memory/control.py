@@ -12,11 +12,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from agentdeck.clock import Clock, SystemClock, utc
 from agentdeck.errors import InvalidInputError
-from agentdeck.events import ControlVerb
 from agentdeck.memory.store import SCHEME, instance_name
+from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.ports import BackendRequest, ControlPort, ControlSignal
+from agentdeck.vocabulary import ControlVerb
 
 __all__ = ["MemoryControlPort"]
 

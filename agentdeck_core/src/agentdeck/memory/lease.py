@@ -2,7 +2,7 @@
 
 ``memory://`` is private to the port object; ``memory://<name>`` the process-wide instance of
 that name. Expiry is a comparison with ``clock.now()``, never a timer, so a test advances a
-:class:`~agentdeck.clock.ManualClock` past the TTL instead of sleeping.
+:class:`~agentdeck.model.clock.ManualClock` past the TTL instead of sleeping.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import ClassVar
 
-from agentdeck.clock import Clock, SystemClock, utc
 from agentdeck.errors import InvalidInputError
 from agentdeck.memory.store import SCHEME, instance_name
+from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.ports import BackendRequest, LeasePort, LeaseState
 
 __all__ = ["MemoryLeasePort"]

@@ -6,14 +6,13 @@ host loads it through the same path (and the same allow/block switch) as a third
 
 from __future__ import annotations
 
-import agentdeck
-from agentdeck.hookspecs import RegisterScheme
 from agentdeck.memory.control import MemoryControlPort
 from agentdeck.memory.lease import MemoryLeasePort
 from agentdeck.memory.store import SCHEME, MemoryEventStore
+from agentdeck.plugins.hookspecs import RegisterScheme, hookimpl
 
 
-@agentdeck.hookimpl
+@hookimpl
 def agentdeck_register_event_stores(register: RegisterScheme) -> None:
     register(
         SCHEME,
@@ -22,7 +21,7 @@ def agentdeck_register_event_stores(register: RegisterScheme) -> None:
     )
 
 
-@agentdeck.hookimpl
+@hookimpl
 def agentdeck_register_control_ports(register: RegisterScheme) -> None:
     register(
         SCHEME,
@@ -31,7 +30,7 @@ def agentdeck_register_control_ports(register: RegisterScheme) -> None:
     )
 
 
-@agentdeck.hookimpl
+@hookimpl
 def agentdeck_register_lease_ports(register: RegisterScheme) -> None:
     register(
         SCHEME,

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from agentdeck.clock import Clock, SystemClock, utc
 from agentdeck.errors import (
     ConfigError,
     EventSchemaError,
@@ -36,10 +35,11 @@ from agentdeck.errors import (
     NotFoundError,
     RunStateError,
 )
-from agentdeck.events import (
+from agentdeck.memory.packed import Packed, Packer, pack, unpack
+from agentdeck.model.clock import Clock, SystemClock, utc
+from agentdeck.model.events import (
     PAYLOAD_TYPES,
     SCHEMA_VERSION,
-    TERMINAL_KINDS,
     Event,
     Payload,
     RunStarted,
@@ -48,7 +48,13 @@ from agentdeck.events import (
     parse_payload,
     payload_type,
 )
-from agentdeck.memory.packed import Packed, Packer, pack, unpack
+from agentdeck.model.status import (
+    FOLDED_KINDS,
+    RunState,
+    apply,
+    is_transition_allowed,
+    next_status,
+)
 from agentdeck.ports import (
     BackendRequest,
     EventStore,
@@ -60,15 +66,7 @@ from agentdeck.ports import (
     RunRecord,
     Takeover,
 )
-from agentdeck.status import (
-    FOLDED_KINDS,
-    TERMINAL,
-    RunState,
-    RunStatus,
-    apply,
-    is_transition_allowed,
-    next_status,
-)
+from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, RunStatus
 
 __all__ = ["MemoryEventStore", "instance_name"]
 
@@ -432,7 +430,7 @@ def _as_payload(payload: Any) -> Any:
     if expected is None or type(payload) is not expected:
         raise EventSchemaError(
             f"{type(payload).__name__} is not an event payload; append payload models from "
-            "agentdeck.events (TextDelta, RunCompleted, ...)",
+            "agentdeck.model.events (TextDelta, RunCompleted, ...)",
             kind=kind if isinstance(kind, str) else None,
         )
     return payload

@@ -1,4 +1,5 @@
-"""The :class:`~agentdeck.context.WorkflowCtx` the native engine hands a ``@workflow`` body.
+"""The :class:`~agentdeck.authoring.context.WorkflowCtx` the native engine hands a ``@workflow``
+body.
 
 Each operation is a point the engine records or replays (see :mod:`agentdeck.native` for the
 rules a body follows). Operations that produce a payload wait until the runtime has persisted it
@@ -24,23 +25,22 @@ from typing import Any, NoReturn, TypeVar
 
 from pydantic import ValidationError
 
-from agentdeck.clock import utc
-from agentdeck.context import WorkflowCtx
+from agentdeck.authoring.context import WorkflowCtx
 from agentdeck.errors import ReplayError, RunSuspendedError
-from agentdeck.events import (
+from agentdeck.model.clock import utc
+from agentdeck.model.events import (
     AnswerRefused,
     Custom,
-    ErrorCode,
     Report,
     RunFailed,
     RunInterrupted,
-    SafePoint,
     StepCompleted,
 )
 from agentdeck.native.answers import AnswerSpec, Refused
 from agentdeck.native.channel import Channel, Park
 from agentdeck.native.journal import SLEEP_STEP, Journal, invoke_step
 from agentdeck.ports import Invocation
+from agentdeck.vocabulary import ErrorCode, SafePoint
 
 __all__ = ["NativeWorkflowCtx", "PlayState", "ask_id"]
 

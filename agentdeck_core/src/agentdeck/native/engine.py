@@ -36,7 +36,9 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from agentdeck.content import (
+from agentdeck.authoring.workflows import WorkflowDefinition, bind_input, code_digest
+from agentdeck.errors import ConfigError, InvalidInputError, ReplayError
+from agentdeck.model.content import (
     AudioBlock,
     ContentBlock,
     DataBlock,
@@ -46,16 +48,8 @@ from agentdeck.content import (
     UnknownBlock,
     is_plain_json_scalar,
 )
-from agentdeck.errors import ConfigError, InvalidInputError, ReplayError
-from agentdeck.events import (
-    ErrorCode,
-    Payload,
-    RunCompleted,
-    RunFailed,
-    RunPaused,
-    RunStarted,
-    SafePoint,
-)
+from agentdeck.model.events import Payload, RunCompleted, RunFailed, RunPaused, RunStarted
+from agentdeck.model.trusted import completed, data_block
 from agentdeck.native.channel import (
     Channel,
     Crashed,
@@ -69,8 +63,7 @@ from agentdeck.native.channel import (
 from agentdeck.native.ctx import NativeWorkflowCtx, PlayState
 from agentdeck.native.journal import SLEEP_REASON, Journal
 from agentdeck.ports import Engine, EngineCapabilities, Entry, Invocable, Invocation
-from agentdeck.trusted import completed, data_block
-from agentdeck.workflows import WorkflowDefinition, bind_input, code_digest
+from agentdeck.vocabulary import ErrorCode, SafePoint
 
 __all__ = ["NativeWorkflowEngine", "input_value", "output_blocks"]
 

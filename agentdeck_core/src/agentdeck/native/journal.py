@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agentdeck.events import (
+from agentdeck.model.events import (
     AnswerRecorded,
     AnswerRefused,
     Custom,

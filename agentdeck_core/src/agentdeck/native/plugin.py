@@ -7,12 +7,11 @@ host loads it through the same path (and the same allow/block switch) as a third
 
 from __future__ import annotations
 
-import agentdeck
-from agentdeck.hookspecs import RegisterNamed
 from agentdeck.native.engine import NativeWorkflowEngine
+from agentdeck.plugins.hookspecs import RegisterNamed, hookimpl
 
 
-@agentdeck.hookimpl
+@hookimpl
 def agentdeck_register_engines(register: RegisterNamed) -> None:
     register(
         NativeWorkflowEngine.name,

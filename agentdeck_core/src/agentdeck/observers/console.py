@@ -7,8 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agentdeck.capture import blocks_text
-from agentdeck.events import (
+from agentdeck.model.events import (
     AgentChanged,
     AnswerRecorded,
     AnswerRefused,
@@ -38,6 +37,7 @@ from agentdeck.events import (
     UnknownEvent,
     UsageReported,
 )
+from agentdeck.observing.capture import blocks_text
 from agentdeck.ports import Observer
 
 __all__ = ["ConsoleObserver", "format_event"]

@@ -12,7 +12,7 @@ from typing import TextIO
 import anyio.to_thread
 
 from agentdeck.errors import ConfigError, EventSchemaError
-from agentdeck.events import Event
+from agentdeck.model.events import Event
 from agentdeck.ports import Observer
 
 __all__ = ["FileObserver"]
@@ -29,7 +29,7 @@ class FileObserver(Observer):
     stops the thread. The file is opened for appending when the deck opens (a missing directory
     refuses the open), so several decks' runs can share one file across restarts.
 
-    :meth:`read` turns such a file back into :class:`~agentdeck.events.Event` objects.
+    :meth:`read` turns such a file back into :class:`~agentdeck.model.events.Event` objects.
     """
 
     def __init__(

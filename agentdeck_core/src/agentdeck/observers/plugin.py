@@ -6,13 +6,12 @@
 
 from __future__ import annotations
 
-import agentdeck
-from agentdeck.hookspecs import RegisterNamed
 from agentdeck.observers.console import ConsoleObserver
 from agentdeck.observers.file import FileObserver
+from agentdeck.plugins.hookspecs import RegisterNamed, hookimpl
 
 
-@agentdeck.hookimpl
+@hookimpl
 def agentdeck_register_observers(register: RegisterNamed) -> None:
     register("console", ConsoleObserver, description="one readable line per event")
     register("file", FileObserver, description="one JSON line per event, appended to a file")

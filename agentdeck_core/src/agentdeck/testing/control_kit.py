@@ -1,7 +1,7 @@
 """``ControlContract`` and ``LeaseContract``: what every control and lease backend must do.
 
 Subclass and override the fixture that supplies the object under test, built with the kit's
-``clock`` (a :class:`~agentdeck.clock.ManualClock`; lease expiry is tested by advancing it,
+``clock`` (a :class:`~agentdeck.model.clock.ManualClock`; lease expiry is tested by advancing it,
 never by sleeping)::
 
     class TestMyLeases(LeaseContract):
@@ -25,10 +25,10 @@ from typing import ClassVar
 
 import pytest
 
-from agentdeck.clock import ManualClock
-from agentdeck.events import ControlVerb
+from agentdeck.model.clock import ManualClock
 from agentdeck.ports import ControlPort, LeasePort, LeaseState
 from agentdeck.testing.guard import ContractKit, check_contract
+from agentdeck.vocabulary import ControlVerb
 
 __all__ = ["ControlContract", "LeaseContract"]
 

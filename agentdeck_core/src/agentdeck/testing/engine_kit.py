@@ -27,8 +27,8 @@ How :func:`drive` mirrors the runtime (the runtime implements the same semantics
    store.
 3. **Each payload** the engine yields is checked, wrapped with :meth:`Event.record` (seq dense,
    ``ts`` from the invocation's clock), round-tripped through JSON as a store would, and folded
-   with :func:`agentdeck.status.apply`. A payload that breaks the contract is not recorded: the
-   driver closes the engine's iterator and, if the run is still live, records
+   with :func:`agentdeck.model.status.apply`. A payload that breaks the contract is not recorded:
+   the driver closes the engine's iterator and, if the run is still live, records
    ``run.failed(engine_error)`` naming the breached rule.
 4. **After a terminal or suspending payload** the driver asks the engine for one more item: the
    engine must end there (it may run cleanup code, but yield nothing and raise nothing). The one
@@ -64,21 +64,15 @@ from typing import Any, ClassVar
 import pytest
 import pytest_asyncio
 
-from agentdeck.content import ContentBlock, DataBlock, content_blocks
 from agentdeck.errors import ConfigError, ReplayError
-from agentdeck.events import (
-    LIFECYCLE_KINDS,
+from agentdeck.model.content import ContentBlock, DataBlock, content_blocks
+from agentdeck.model.events import (
     PAYLOAD_TYPES,
-    SUSPENDING_KINDS,
-    TERMINAL_KINDS,
     AnswerRecorded,
     AnswerShape,
     ControlObserved,
     ControlRequested,
-    ControlVerb,
-    ErrorCode,
     Event,
-    InterruptReason,
     Payload,
     RunCancelled,
     RunCompleted,
@@ -87,10 +81,10 @@ from agentdeck.events import (
     RunPaused,
     RunResumed,
     RunStarted,
-    SafePoint,
     TextDelta,
     Usage,
 )
+from agentdeck.model.status import RunState, apply, fold, is_transition_allowed
 from agentdeck.ports import (
     ControlDirective,
     Engine,
@@ -100,8 +94,17 @@ from agentdeck.ports import (
     Invocable,
     Invocation,
 )
-from agentdeck.status import RunState, RunStatus, apply, fold, is_transition_allowed
 from agentdeck.testing.guard import ContractKit, check_contract
+from agentdeck.vocabulary import (
+    LIFECYCLE_KINDS,
+    SUSPENDING_KINDS,
+    TERMINAL_KINDS,
+    ControlVerb,
+    ErrorCode,
+    InterruptReason,
+    RunStatus,
+    SafePoint,
+)
 
 __all__ = [
     "Ask",
@@ -656,7 +659,7 @@ class _Play:
             self.violate(
                 ContractRule.NOT_A_PAYLOAD,
                 f"yielded a {type(item).__name__}; engines yield payload models of known kinds "
-                "(agentdeck.events; Custom for application data)",
+                "(agentdeck.model.events; Custom for application data)",
             )
             raise _Stop
         kind = item.kind

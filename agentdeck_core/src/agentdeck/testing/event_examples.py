@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from agentdeck.content import (
+from agentdeck.model.content import (
     AudioBlock,
     ContentBlock,
     DataBlock,
@@ -25,9 +25,8 @@ from agentdeck.content import (
     TextBlock,
     UnknownBlock,
 )
-from agentdeck.events import (
+from agentdeck.model.events import (
     AgentChanged,
-    AnswerOrigin,
     AnswerRecorded,
     AnswerRefused,
     AnswerShape,
@@ -35,18 +34,14 @@ from agentdeck.events import (
     ArtifactCreated,
     ControlObserved,
     ControlRequested,
-    ControlVerb,
     Custom,
-    ErrorCode,
     Event,
     InputAppended,
-    InterruptReason,
     MessageCompleted,
     NodeUpdated,
     PlanItem,
     PlanUpdated,
     Report,
-    ReportLevel,
     RunCancelled,
     RunCompleted,
     RunFailed,
@@ -54,7 +49,6 @@ from agentdeck.events import (
     RunPaused,
     RunResumed,
     RunStarted,
-    SafePoint,
     StepCompleted,
     TextDelta,
     ThoughtDelta,
@@ -62,6 +56,14 @@ from agentdeck.events import (
     ToolCallStarted,
     Usage,
     UsageReported,
+)
+from agentdeck.vocabulary import (
+    AnswerOrigin,
+    ControlVerb,
+    ErrorCode,
+    InterruptReason,
+    ReportLevel,
+    SafePoint,
 )
 
 TS = datetime(2025, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)

@@ -4,7 +4,7 @@ It opens runs on a few sessions, keys and namespaces, appends content, pauses, i
 answers (twice, sometimes), resumes, cancels, completes and fails them — with and without
 ``expect`` — races resumes, steps over stale or dead holders, appends after the end and prunes.
 After every step it checks the store against a reference model written from the reference
-behaviour (not from :mod:`agentdeck.status`, which it is checking):
+behaviour (not from :mod:`agentdeck.model.status`, which it is checking):
 
 * every run's log is gapless from seq 0, as long as the model says, stamped by the store clock;
 * the fold of ``read()`` and ``get_run().status`` both equal the model's status, and the folded
@@ -29,7 +29,7 @@ Bind it to a store with :func:`make_store_state_machine`::
 
     TestMyStoreMachine = make_store_state_machine(my_store)
 
-The factory gets the machine's :class:`~agentdeck.clock.ManualClock` and returns either an
+The factory gets the machine's :class:`~agentdeck.model.clock.ManualClock` and returns either an
 async context manager yielding an opened, empty store, or an awaitable of one (which the
 machine closes). It is called once per example, so each must start empty. Settings (examples,
 deadline) come from the active Hypothesis profile.
@@ -55,11 +55,10 @@ from hypothesis.stateful import (
     rule,
 )
 
-from agentdeck.clock import ManualClock
 from agentdeck.errors import NotFoundError, RunStateError
-from agentdeck.events import (
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.events import (
     AnswerRecorded,
-    ErrorCode,
     Event,
     Payload,
     RunCancelled,
@@ -70,9 +69,10 @@ from agentdeck.events import (
     RunResumed,
     TextDelta,
 )
+from agentdeck.model.status import fold
 from agentdeck.ports import EventStore, OpenOutcome, PruneQuery, RunQuery, Takeover
-from agentdeck.status import RunStatus, fold
 from agentdeck.testing.store_kit import new_run
+from agentdeck.vocabulary import ErrorCode, RunStatus
 
 __all__ = ["StoreFactory", "StoreStateMachine", "make_store_state_machine"]
 

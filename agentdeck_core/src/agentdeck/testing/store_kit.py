@@ -25,8 +25,8 @@ Run it against your store by subclassing it and overriding the ``store`` fixture
                 return other
             return reopen
 
-Build the store with the kit's ``clock`` (a :class:`~agentdeck.clock.ManualClock`): the contract
-says ``ts`` comes from the clock the factory was handed, and the time-based tests move it.
+Build the store with the kit's ``clock`` (a :class:`~agentdeck.model.clock.ManualClock`): the
+contract says ``ts`` comes from the clock the factory was handed, and the time-based tests move it.
 Each test must get an empty store (see :mod:`agentdeck.testing.fixtures` for per-test
 PostgreSQL schemas, Redis prefixes and SQLite files). Capabilities are flags, never backend
 names; a test that needs one your store lacks is skipped with the flag's name.
@@ -45,10 +45,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from agentdeck.clock import ManualClock
-from agentdeck.content import DataBlock, TextBlock
 from agentdeck.errors import NotFoundError, RunStateError
-from agentdeck.events import (
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.content import DataBlock, TextBlock
+from agentdeck.model.events import (
     AgentChanged,
     AnswerRecorded,
     AnswerRefused,
@@ -56,9 +56,7 @@ from agentdeck.events import (
     ArtifactCreated,
     ControlObserved,
     ControlRequested,
-    ControlVerb,
     Custom,
-    ErrorCode,
     Event,
     InputAppended,
     MessageCompleted,
@@ -74,7 +72,6 @@ from agentdeck.events import (
     RunPaused,
     RunResumed,
     RunStarted,
-    SafePoint,
     StepCompleted,
     TextDelta,
     ThoughtDelta,
@@ -85,9 +82,10 @@ from agentdeck.events import (
     UsageReported,
     parse_payload,
 )
+from agentdeck.model.status import fold, fold_status
 from agentdeck.ports import EventStore, NewRun, PruneQuery, RunQuery, RunRecord, Takeover
-from agentdeck.status import TERMINAL, RunStatus, fold, fold_status
 from agentdeck.testing.guard import ContractKit, check_contract
+from agentdeck.vocabulary import TERMINAL, ControlVerb, ErrorCode, RunStatus, SafePoint
 
 __all__ = ["ReopenStore", "StoreContract", "new_run"]
 

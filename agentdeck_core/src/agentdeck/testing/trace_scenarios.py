@@ -3,8 +3,8 @@
 Each scenario is the log a real deck writes for one kind of run -- an agent turn that calls a
 tool, a workflow parked on an approval and answered, a run whose tool fails, an agent that
 starts a nested workflow -- built the way a store builds it (:meth:`Event.record` with gapless
-``seq`` and ``ts`` from a :class:`~agentdeck.clock.ManualClock`). Feed ``scenario.events`` to an
-observer and assert on what it exported.
+``seq`` and ``ts`` from a :class:`~agentdeck.model.clock.ManualClock`). Feed ``scenario.events`` to
+an observer and assert on what it exported.
 
 ``scenario.content`` lists the prompt, completion, argument and result texts the log carries:
 under the ``off`` and ``metadata`` capture policies none of them may appear anywhere in what an
@@ -17,18 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from agentdeck.clock import ManualClock
-from agentdeck.content import DataBlock, TextBlock
-from agentdeck.events import (
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.content import DataBlock, TextBlock
+from agentdeck.model.events import (
     AnswerRecorded,
     ApprovalDecided,
-    ErrorCode,
     Event,
-    InterruptReason,
     MessageCompleted,
     Payload,
     Report,
-    ReportLevel,
     RunCompleted,
     RunFailed,
     RunInterrupted,
@@ -41,6 +38,7 @@ from agentdeck.events import (
     Usage,
     UsageReported,
 )
+from agentdeck.vocabulary import ErrorCode, InterruptReason, ReportLevel
 
 __all__ = [
     "SECRETS",

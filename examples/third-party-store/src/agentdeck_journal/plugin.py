@@ -6,7 +6,7 @@ Registration only hands AgentDeck a factory; nothing is opened until a deck open
 from __future__ import annotations
 
 import agentdeck
-from agentdeck.hookspecs import RegisterScheme
+from agentdeck.plugins.hookspecs import RegisterScheme
 
 from agentdeck_journal.store import SCHEME, JournalEventStore
 

@@ -6,8 +6,8 @@ only then applied to memory and announced to followers. So:
 
 * a change is all-or-nothing: a refused batch, or one the disk rejected, changes nothing;
 * an acknowledged change survives a crash: opening the store replays the journal;
-* the status of every run is :func:`agentdeck.status.apply` folded over its own events, the same
-  fold every store and the runtime use, kept per run so lookups never read a log.
+* the status of every run is :func:`agentdeck.model.status.apply` folded over its own events, the
+  same fold every store and the runtime use, kept per run so lookups never read a log.
 
 It is **durable** but not **shared**: one process owns a journal at a time (see
 :mod:`agentdeck_journal.journal`). Pruned runs leave the journal's records behind until a
@@ -28,9 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentdeck.clock import Clock, SystemClock
 from agentdeck.errors import ConfigError, InvalidInputError, NotFoundError, RunStateError
-from agentdeck.events import TERMINAL_KINDS, Event, Payload, RunStarted
+from agentdeck.model.clock import Clock, SystemClock
+from agentdeck.model.events import Event, Payload, RunStarted
+from agentdeck.model.status import RunState, apply, is_transition_allowed
 from agentdeck.ports import (
     BackendRequest,
     EventStore,
@@ -42,7 +43,7 @@ from agentdeck.ports import (
     RunRecord,
     Takeover,
 )
-from agentdeck.status import TERMINAL, RunState, RunStatus, apply, is_transition_allowed
+from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, RunStatus
 
 from agentdeck_journal.journal import JournalFile
 

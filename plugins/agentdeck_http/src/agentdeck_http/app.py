@@ -16,8 +16,8 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 
+from agentdeck.deck.serving import Exposure
 from agentdeck.errors import AgentDeckError
-from agentdeck.serving import Exposure
 from agentdeck_http import __version__
 from agentdeck_http.binding import Native
 from agentdeck_http.compat import compat_router

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, Unpack
 
 from agentdeck.errors import ConfigError
-from agentdeck.events import KIND_PATTERN
+from agentdeck.model.events import KIND_PATTERN
 from agentdeck.ports import ASGIApp, ListenerBinding
 from agentdeck.settings import Settings
 
 if TYPE_CHECKING:
-    from agentdeck.serving import Exposure
+    from agentdeck.deck.serving import Exposure
     from agentdeck_http.context import ServedCall
 
 __all__ = ["ApiKeys", "ContextFactory", "HttpOptions", "KindFilter", "Native"]

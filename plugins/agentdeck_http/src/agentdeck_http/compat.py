@@ -23,8 +23,9 @@ from fastapi import APIRouter, Body, Depends, Query, Request, Response
 from fastapi.encoders import jsonable_encoder
 from sse_starlette import ServerSentEvent
 
+from agentdeck.deck.runs import Run
 from agentdeck.errors import InvalidInputError, NotFoundError, RunFailedError, RunSuspendedError
-from agentdeck.events import (
+from agentdeck.model.events import (
     RunCancelled,
     RunCompleted,
     RunFailed,
@@ -34,9 +35,9 @@ from agentdeck.events import (
     Usage,
     UsageReported,
 )
-from agentdeck.results import InterruptResult, TurnResult, agent_output
-from agentdeck.runs import Run
-from agentdeck.status import OpenInterrupt, RunStatus
+from agentdeck.model.results import InterruptResult, TurnResult, agent_output
+from agentdeck.model.status import OpenInterrupt
+from agentdeck.vocabulary import RunStatus
 from agentdeck_http.problems import internal_error, problem_for, unavailable
 from agentdeck_http.security import Principal
 from agentdeck_http.served import NamespaceQuery, Served, errors

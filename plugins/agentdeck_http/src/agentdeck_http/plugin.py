@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import agentdeck
-from agentdeck.hookspecs import RegisterNamed
+from agentdeck.plugins.hookspecs import RegisterNamed
 from agentdeck.settings import SettingsSection
 from agentdeck_http.binding import Native
 from agentdeck_http.settings import HttpSettings

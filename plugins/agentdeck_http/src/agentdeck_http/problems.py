@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from agentdeck.deck.serving import Exposure, ExposureState
 from agentdeck.errors import (
     AgentDeckError,
     AnswerRefusedError,
@@ -29,7 +30,6 @@ from agentdeck.errors import (
     SessionBusyError,
     StoreError,
 )
-from agentdeck.serving import Exposure, ExposureState
 
 __all__ = [
     "INTERNAL",

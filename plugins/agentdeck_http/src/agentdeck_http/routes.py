@@ -16,7 +16,8 @@ from fastapi.responses import PlainTextResponse
 from sse_starlette import EventSourceResponse
 
 from agentdeck.errors import DuplicateKeyError, InvalidInputError, RunStateError
-from agentdeck.status import TERMINAL, RunStatus, fold
+from agentdeck.model.status import fold
+from agentdeck.vocabulary import TERMINAL, RunStatus
 from agentdeck_http.problems import problem_for, unavailable
 from agentdeck_http.security import Principal, recognised
 from agentdeck_http.served import NamespaceQuery, RunIdPath, Served, errors

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import Path, Query
 from starlette.requests import Request
 
-from agentdeck.serving import Exposure, ExposureState
+from agentdeck.deck.serving import Exposure, ExposureState
 from agentdeck_http.binding import Native
 from agentdeck_http.context import Operation, ServedCall, make_context
 from agentdeck_http.problems import HttpProblem, unavailable

@@ -18,9 +18,9 @@ from typing import Any
 
 import uvicorn
 
+from agentdeck.deck.serving import Exposure
 from agentdeck.errors import ConfigError
 from agentdeck.ports import ASGIApp
-from agentdeck.serving import Exposure
 
 __all__ = ["listen"]
 

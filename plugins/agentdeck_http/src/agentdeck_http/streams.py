@@ -21,9 +21,9 @@ from typing import Any
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from agentdeck.events import Event
-from agentdeck.runs import Run
-from agentdeck.serving import Exposure
+from agentdeck.deck.runs import Run
+from agentdeck.deck.serving import Exposure
+from agentdeck.model.events import Event
 from agentdeck_http.binding import KindFilter
 
 __all__ = ["SEPARATOR", "event_frame", "follow_until_closing", "run_event_frames", "sse_response"]

@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentdeck.model.status import OpenInterrupt
 from agentdeck.ports import RunRecord
-from agentdeck.status import OpenInterrupt, RunStatus
+from agentdeck.vocabulary import RunStatus
 
 __all__ = [
     "MAX_IDENTIFIER",

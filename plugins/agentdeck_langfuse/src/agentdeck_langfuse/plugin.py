@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import agentdeck
-from agentdeck.hookspecs import RegisterNamed
+from agentdeck.plugins.hookspecs import RegisterNamed
 from agentdeck.settings import SettingsSection
 from agentdeck_langfuse.observer import LangfuseObserver
 from agentdeck_langfuse.settings import LangfuseSettings

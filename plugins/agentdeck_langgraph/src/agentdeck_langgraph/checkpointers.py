@@ -39,7 +39,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agentdeck.errors import ConfigError, StoreError
-from agentdeck.plugins import redact_url, scheme_of
+from agentdeck.plugins.host import redact_url, scheme_of
 from agentdeck.ports import BackendRequest, CheckpointerFactory
 from agentdeck.settings import Settings
 from agentdeck_langgraph.settings import CheckpointSettings

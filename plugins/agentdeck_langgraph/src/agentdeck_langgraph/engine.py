@@ -60,20 +60,19 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot, StreamMode
 from pydantic import BaseModel, ValidationError
 
-from agentdeck.content import ContentBlock, DataBlock
 from agentdeck.errors import ConfigError, InvalidInputError, ReplayError
-from agentdeck.events import (
+from agentdeck.model.content import ContentBlock, DataBlock
+from agentdeck.model.events import (
     AnswerRecorded,
     AnswerShape,
-    ErrorCode,
     NodeUpdated,
     Payload,
     RunFailed,
     RunInterrupted,
     RunPaused,
-    SafePoint,
 )
-from agentdeck.plugins import default_host, redact_url, scheme_of
+from agentdeck.model.trusted import completed, data_block
+from agentdeck.plugins.host import default_host, redact_url, scheme_of
 from agentdeck.ports import (
     BackendRequest,
     CheckpointerFactory,
@@ -85,7 +84,7 @@ from agentdeck.ports import (
     Invocable,
     Invocation,
 )
-from agentdeck.trusted import completed, data_block
+from agentdeck.vocabulary import ErrorCode, SafePoint
 from agentdeck_langgraph.checkpointers import CHECKPOINT_SETTING, checkpoint_url, is_durable
 from agentdeck_langgraph.live import EMPTY, END, LiveChannel, live_config, pump_in_task
 from agentdeck_langgraph.nodes import NAMESPACE_KEY, RUN_ID_KEY, SESSION_KEY

@@ -16,8 +16,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt
 
-from agentdeck.clock import Clock
 from agentdeck.errors import InvalidInputError, NotFoundError
+from agentdeck.model.clock import Clock
 from agentdeck_langgraph.timers import WOKEN, sleep_of
 
 __all__ = ["PendingInterrupt", "resume_headless", "run_headless"]

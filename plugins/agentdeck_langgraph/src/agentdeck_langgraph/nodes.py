@@ -35,7 +35,7 @@ from langgraph.graph._node import StateNodeSpec
 from langgraph.pregel import Pregel
 from langgraph.runtime import Runtime
 
-from agentdeck.context import (
+from agentdeck.authoring.context import (
     Requirement,
     ToolCtx,
     callable_label,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import agentdeck
-from agentdeck.hookspecs import RegisterNamed, RegisterScheme
+from agentdeck.plugins.hookspecs import RegisterNamed, RegisterScheme
 from agentdeck.ports import EngineRequest
 from agentdeck.settings import SettingsSection
 from agentdeck_langgraph.checkpointers import (

@@ -22,7 +22,7 @@ from typing import Any
 
 from langgraph.types import Interrupt, interrupt
 
-from agentdeck.clock import utc
+from agentdeck.model.clock import utc
 
 __all__ = ["SLEEP_MARKER", "Sleep", "sleep_of", "sleep_until"]
 

@@ -32,9 +32,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 
-from agentdeck.clock import Clock, SystemClock
-from agentdeck.context import Requirement
+from agentdeck.authoring.context import Requirement
 from agentdeck.errors import ConfigError
+from agentdeck.model.clock import Clock, SystemClock
 from agentdeck_langgraph.headless import resume_headless, run_headless
 from agentdeck_langgraph.nodes import bridge_nodes, context_sites, refuse_unbridgeable
 

@@ -31,18 +31,17 @@ from typing import Any
 
 from agents.items import ToolApprovalItem
 
-from agentdeck.content import ContentBlock, content_blocks
 from agentdeck.errors import ReplayError
-from agentdeck.events import (
-    AnswerOrigin,
+from agentdeck.model.content import ContentBlock, content_blocks
+from agentdeck.model.events import (
     AnswerRecorded,
     AnswerShape,
     ApprovalDecided,
     Event,
-    InterruptReason,
     RunInterrupted,
 )
 from agentdeck.ports import EngineStateArea
+from agentdeck.vocabulary import AnswerOrigin, InterruptReason
 from agentdeck_openai.tool_results import parse_arguments
 
 __all__ = [

@@ -41,9 +41,9 @@ from typing import Any, Literal
 from agents.tool import FunctionTool
 from agents.tool_context import ToolContext
 
+from agentdeck.authoring.tools import Tool
+from agentdeck.authoring.workflows import WorkflowDefinition
 from agentdeck.errors import ConfigError, InvalidInputError, RunSuspendedError
-from agentdeck.tools import Tool
-from agentdeck.workflows import WorkflowDefinition
 from agentdeck_openai.function_tools import hinted, is_strict_compatible
 from agentdeck_openai.scope import RunScope, scope_of
 from agentdeck_openai.tool_results import parse_arguments, render_result

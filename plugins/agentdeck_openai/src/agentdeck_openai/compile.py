@@ -5,8 +5,8 @@ agent reached from several others (a handoff target, a subagent) is one SDK agen
 cycles close. What each declaration becomes:
 
 * ``instructions``: the string, or an SDK dynamic-instructions function that calls
-  :meth:`Agent.render_instructions <agentdeck.agents.Agent.render_instructions>` with the run's
-  ``ToolCtx`` (read from the SDK run context);
+  :meth:`Agent.render_instructions <agentdeck.authoring.agents.Agent.render_instructions>` with the
+  run's ``ToolCtx`` (read from the SDK run context);
 * ``tools``: ``@tool``/plain functions become function tools served by
   :mod:`agentdeck_openai.function_tools`; SDK tool objects are kept (a ``FunctionTool`` gains the
   tool-dispatch safe point); ``interrupt_on`` and ``needs_approval`` make calls wait for approval;
@@ -45,13 +45,13 @@ from agents.model_settings import ModelSettings
 from agents.run_context import RunContextWrapper
 from agents.tool import FunctionTool
 
-from agentdeck.agents import Agent
-from agentdeck.catalog import is_workflow
-from agentdeck.context import callable_label
+from agentdeck.authoring.agents import Agent
+from agentdeck.authoring.catalog import is_workflow
+from agentdeck.authoring.context import callable_label
+from agentdeck.authoring.skills import Skill
+from agentdeck.authoring.tools import Tool
+from agentdeck.authoring.workflows import WorkflowDefinition
 from agentdeck.errors import ConfigError, NotFoundError
-from agentdeck.skills import Skill
-from agentdeck.tools import Tool
-from agentdeck.workflows import WorkflowDefinition
 from agentdeck_openai.child_runs import (
     AGENT_INPUT_SCHEMA,
     ChildTarget,

@@ -1,8 +1,8 @@
 """``OpenAIEngine``: AgentDeck agents, executed by the OpenAI Agents SDK's own runner.
 
 The engine owns execution; AgentDeck owns the record. ``compile`` turns an
-:class:`~agentdeck.agents.Agent` into an SDK agent (:mod:`agentdeck_openai.compile`) with no
-network; ``open`` builds the OpenAI client and starts the MCP servers agents use; ``play`` runs
+:class:`~agentdeck.authoring.agents.Agent` into an SDK agent (:mod:`agentdeck_openai.compile`) with
+no network; ``open`` builds the OpenAI client and starts the MCP servers agents use; ``play`` runs
 one turn with ``Runner.run_streamed`` and yields canonical payloads (:mod:`agentdeck_openai.play`).
 
 Per run the SDK receives:
@@ -43,10 +43,10 @@ from agents.models.interface import ModelProvider
 from agents.models.openai_provider import OpenAIProvider
 from agents.run_config import CallModelData, ModelInputData
 
-from agentdeck.agents import Agent
-from agentdeck.content import ContentBlock, content_blocks
+from agentdeck.authoring.agents import Agent
 from agentdeck.errors import ConfigError
-from agentdeck.events import Payload, SafePoint
+from agentdeck.model.content import ContentBlock, content_blocks
+from agentdeck.model.events import Payload
 from agentdeck.ports import (
     Engine,
     EngineCapabilities,
@@ -54,6 +54,7 @@ from agentdeck.ports import (
     Invocable,
     Invocation,
 )
+from agentdeck.vocabulary import SafePoint
 from agentdeck_openai.compile import CompiledAgent, Compiler
 from agentdeck_openai.config import EngineConfig
 from agentdeck_openai.inputs import check_blocks
@@ -64,7 +65,7 @@ __all__ = ["OpenAIEngine"]
 
 
 class OpenAIEngine(Engine):
-    """Runs :class:`~agentdeck.agents.Agent` declarations on the OpenAI Agents SDK.
+    """Runs :class:`~agentdeck.authoring.agents.Agent` declarations on the OpenAI Agents SDK.
 
     Built by the plugin registry with the deck's :class:`~agentdeck.ports.EngineRequest`; pass a
     ``model_provider`` to send model calls through any Agents SDK provider instead of the

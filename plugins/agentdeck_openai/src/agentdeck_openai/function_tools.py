@@ -7,8 +7,8 @@ word about tools:
   there, with the tool never called);
 * the model's argument text is parsed here, so malformed JSON reaches the model as an error it
   can correct instead of an exception, and arguments that do not fit the parameters likewise;
-* the run's :class:`~agentdeck.context.ToolCtx` is built for the call and injected where the tool
-  declares it (never in the schema the model sees);
+* the run's :class:`~agentdeck.authoring.context.ToolCtx` is built for the call and injected where
+  the tool declares it (never in the schema the model sees);
 * a body that raises is recorded by type and re-raised, so the run ends ``run.failed`` naming the
   tool (a raising tool never ends a run ``completed``);
 * the result is rendered by :mod:`agentdeck_openai.tool_results` (no ``repr()`` ever reaches the
@@ -31,8 +31,8 @@ from agents.strict_schema import ensure_strict_json_schema
 from agents.tool import FunctionTool
 from agents.tool_context import ToolContext
 
+from agentdeck.authoring.tools import Tool
 from agentdeck.errors import InvalidInputError
-from agentdeck.tools import Tool
 from agentdeck_openai.scope import scope_of
 from agentdeck_openai.tool_results import parse_arguments, render_result
 

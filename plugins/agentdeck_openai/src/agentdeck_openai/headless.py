@@ -33,7 +33,7 @@ from agents import RunConfig, Runner, RunResult
 from agents.memory.session import Session
 from agents.models.openai_provider import OpenAIProvider
 
-from agentdeck.agents import Agent
+from agentdeck.authoring.agents import Agent
 from agentdeck.errors import ConfigError, ContextTypeError
 from agentdeck_openai.compile import CompiledAgent
 from agentdeck_openai.config import EngineConfig

@@ -18,7 +18,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agentdeck.content import (
+from agentdeck.errors import ConfigError
+from agentdeck.model.content import (
     AudioBlock,
     ContentBlock,
     DataBlock,
@@ -26,7 +27,6 @@ from agentdeck.content import (
     ResourceBlock,
     TextBlock,
 )
-from agentdeck.errors import ConfigError
 from agentdeck_openai.tool_results import data_url
 
 __all__ = ["AUDIO_FORMATS", "check_blocks", "to_sdk_input"]

@@ -24,8 +24,8 @@ from agents.mcp import MCPServer, MCPServerSse, MCPServerStdio, MCPServerStreama
 from agents.mcp.server import MCPStreamTransport
 from mcp.client.stdio import stdio_client
 
+from agentdeck.authoring.mcp import MCPServerSpec
 from agentdeck.errors import ConfigError
-from agentdeck.mcp import MCPServerSpec
 
 __all__ = ["MCPServers"]
 

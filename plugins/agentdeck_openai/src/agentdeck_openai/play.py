@@ -44,21 +44,19 @@ from agents import RunConfig, Runner, RunState
 from agents.result import RunResult, RunResultStreaming
 from agents.run_context import RunContextWrapper
 
-from agentdeck.content import ContentBlock, DataBlock, TextBlock
 from agentdeck.errors import ReplayError
-from agentdeck.events import (
-    AnswerOrigin,
-    ControlVerb,
+from agentdeck.model.content import ContentBlock, DataBlock, TextBlock
+from agentdeck.model.events import (
     Event,
     Payload,
     RunCompleted,
     RunInterrupted,
     RunPaused,
-    SafePoint,
     Usage,
     UsageReported,
 )
 from agentdeck.ports import Entry, Invocation
+from agentdeck.vocabulary import AnswerOrigin, ControlVerb, SafePoint
 from agentdeck_openai.approvals import (
     REJECTED,
     STATE_NAME,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import agentdeck
-from agentdeck.hookspecs import RegisterNamed, RegisterScheme
+from agentdeck.plugins.hookspecs import RegisterNamed, RegisterScheme
 from agentdeck.ports import BackendRequest, EngineRequest
 from agentdeck.settings import SettingsSection
 from agentdeck_openai.settings import OpenAISettings, RunnerSettings, SessionSettings

@@ -41,8 +41,9 @@ from typing import Any
 from agents import RunHooks
 from agents.items import ModelResponse
 
-from agentdeck.events import AgentChanged, Payload, SafePoint
+from agentdeck.model.events import AgentChanged, Payload
 from agentdeck.ports import ControlDirective
+from agentdeck.vocabulary import SafePoint
 from agentdeck_openai.scope import RunScope
 from agentdeck_openai.translate import Translator
 

@@ -4,8 +4,8 @@ The SDK hands its run context to every tool, instructions callable and hook it c
 us when a run is restored from a serialized state. AgentDeck puts one :class:`RunScope` there per
 play. It carries what our wrappers need and the SDK must never see or serialize:
 
-* the :class:`~agentdeck.context.ToolCtx` handle (the application's live context and the run's
-  identity) that tools, instructions and hooks receive;
+* the :class:`~agentdeck.authoring.context.ToolCtx` handle (the application's live context and the
+  run's identity) that tools, instructions and hooks receive;
 * the run-control gate: every safe point of the play, from the stream loop and from inside tool
   wrappers running in the SDK's own task, goes through :meth:`RunScope.safepoint`, so the
   runtime's checkpoint is never called again once it has answered with a directive;
@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from agents.run_context import RunContextWrapper
 
-from agentdeck.content import ContentBlock
-from agentdeck.context import ToolCtx
-from agentdeck.events import Payload, SafePoint
+from agentdeck.authoring.context import ToolCtx
+from agentdeck.model.content import ContentBlock
+from agentdeck.model.events import Payload
 from agentdeck.ports import ControlDirective, Invocation
+from agentdeck.vocabulary import SafePoint
 
 if TYPE_CHECKING:
     from agentdeck_openai.quiet import Feed

@@ -14,7 +14,7 @@ from typing import Any
 from agents.tool import FunctionTool
 from agents.tool_context import ToolContext
 
-from agentdeck.skills import Skill
+from agentdeck.authoring.skills import Skill
 from agentdeck_openai.function_tools import hinted
 from agentdeck_openai.scope import scope_of
 from agentdeck_openai.tool_results import parse_arguments

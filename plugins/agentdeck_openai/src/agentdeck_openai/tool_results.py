@@ -22,7 +22,7 @@ from agents.tool import ToolOutputImage, ToolOutputText
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-from agentdeck.content import (
+from agentdeck.model.content import (
     AudioBlock,
     ContentBlock,
     DataBlock,
@@ -31,7 +31,7 @@ from agentdeck.content import (
     TextBlock,
     UnknownBlock,
 )
-from agentdeck.events import ToolCallCompleted, ToolCallStarted
+from agentdeck.model.events import ToolCallCompleted, ToolCallStarted
 
 __all__ = [
     "PREVIEW_CHARS",

@@ -46,7 +46,7 @@ from agents.items import (
 from agents.models.fake_id import FAKE_RESPONSES_ID
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
 
-from agentdeck.events import (
+from agentdeck.model.events import (
     AgentChanged,
     Event,
     MessageCompleted,

@@ -11,8 +11,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
-from agentdeck.capture import ContentPolicy
 from agentdeck.errors import ConfigError
+from agentdeck.observing.capture import ContentPolicy
 
 __all__ = ["MAX_HEADERS", "SIGNALS", "ExportConfig", "parse_headers"]
 

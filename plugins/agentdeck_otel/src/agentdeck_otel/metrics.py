@@ -13,7 +13,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 
-from agentdeck.tracing import AttributeValue, SpanRecord, SpanType
+from agentdeck.observing.tracing import AttributeValue, SpanRecord, SpanType
 from agentdeck_otel.config import ExportConfig
 
 __all__ = ["MetricExport"]
@@ -47,7 +47,7 @@ class MetricExport:
         self.provider = MeterProvider(resource=resource, metric_readers=[reader])
         meter = self.provider.get_meter("agentdeck", __version__)
         self._runs = meter.create_counter(
-            "agentdeck.runs", unit="{run}", description="Runs that ended, by outcome"
+            "agentdeck.deck.runs", unit="{run}", description="Runs that ended, by outcome"
         )
         self._run_duration = meter.create_histogram(
             "agentdeck.run.duration",

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.to_thread
 
-from agentdeck.capture import DEFAULT_MAX_BYTES, Capture, ContentPolicy
 from agentdeck.errors import ConfigError
-from agentdeck.events import Event
+from agentdeck.model.events import Event
+from agentdeck.observing.capture import DEFAULT_MAX_BYTES, Capture, ContentPolicy
+from agentdeck.observing.tracing import Rendered, SpanRecord, TraceRenderer
 from agentdeck.ports import Observer
 from agentdeck.settings import Settings
-from agentdeck.tracing import Rendered, SpanRecord, TraceRenderer
 from agentdeck_otel.config import SIGNALS, ExportConfig, parse_headers
 from agentdeck_otel.settings import OTelSettings
 
@@ -33,17 +33,17 @@ class OTelObserver(Observer):
     """Exports every run as a trace, and run metrics, to an OTLP/HTTP endpoint.
 
     The traces are the ones the Langfuse plugin sends, rendered by the same
-    :class:`agentdeck.tracing.TraceRenderer`: one trace per run, the run as its root span,
+    :class:`agentdeck.observing.tracing.TraceRenderer`: one trace per run, the run as its root span,
     model calls, tool calls, waits and decisions under it, nested runs under their parent. Any
     OTLP/HTTP receiver takes them: an OpenTelemetry Collector, the Datadog agent
     (``http://127.0.0.1:4318``), Grafana Cloud (``.../otlp`` with a Basic ``Authorization``
     header), Langfuse (``.../api/public/otel``, ``signals=("traces",)``).
 
-    ``capture`` decides what content leaves the process (see :mod:`agentdeck.capture`): ``off``
-    by default -- timings, outcomes, token counts and hashed ids only. ``headers`` (at most 8)
-    typically carry credentials and are never printed.
+    ``capture`` decides what content leaves the process (see :mod:`agentdeck.observing.capture`):
+    ``off`` by default -- timings, outcomes, token counts and hashed ids only. ``headers`` (at most
+    8) typically carry credentials and are never printed.
 
-    Metrics: ``agentdeck.runs`` (by outcome), ``agentdeck.run.duration``,
+    Metrics: ``agentdeck.deck.runs`` (by outcome), ``agentdeck.run.duration``,
     ``agentdeck.model_call.duration``, ``agentdeck.tokens`` (by token type) and
     ``agentdeck.observer.dropped`` (what the deck reports through :meth:`count_dropped`).
 

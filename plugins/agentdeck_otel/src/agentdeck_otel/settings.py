@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
-from agentdeck.capture import DEFAULT_MAX_BYTES, MAX_MAX_BYTES
+from agentdeck.observing.capture import DEFAULT_MAX_BYTES, MAX_MAX_BYTES
 from agentdeck.settings import SettingsSection
 
 __all__ = ["OTelSettings"]

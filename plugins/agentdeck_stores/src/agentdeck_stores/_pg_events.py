@@ -14,8 +14,8 @@ as the store does when it appends.
 
 The result is the event ``Event.from_json`` gives for that row, or its error. A row of any
 other shape -- another schema version (minor), a field of another type, an envelope that is not
-its run's -- arrives whole and is read with :func:`agentdeck.events.stored_event`. What only the
-client can check (a time not spelled ``...Z``, a seq that is not a plain non-negative integer,
+its run's -- arrives whole and is read with :func:`agentdeck.model.events.stored_event`. What only
+the client can check (a time not spelled ``...Z``, a seq that is not a plain non-negative integer,
 a kind this release does not know, a payload its model refuses) sends the whole read down the
 plain path again (:data:`READ_WHOLE`): a run's log is only ever appended to, so the second
 statement reads the same events (as a read a moment later would), and reports any error exactly
@@ -36,7 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agentdeck.events import (
+from agentdeck.model.events import (
     PAYLOAD_TYPES,
     SCHEMA_VERSION,
     Event,

@@ -26,9 +26,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from agentdeck.clock import Clock, SystemClock, utc
 from agentdeck.errors import ConfigError, StoreError
-from agentdeck.plugins import redact_url
+from agentdeck.model.clock import Clock, SystemClock, utc
+from agentdeck.plugins.host import redact_url
 
 __all__ = [
     "BACKEND",

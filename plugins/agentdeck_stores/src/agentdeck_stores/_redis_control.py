@@ -12,10 +12,10 @@ import secrets
 from collections.abc import Collection
 from typing import ClassVar
 
-from agentdeck.clock import Clock
 from agentdeck.errors import InvalidInputError
-from agentdeck.events import ControlVerb
+from agentdeck.model.clock import Clock
 from agentdeck.ports import BackendRequest, ControlPort, ControlSignal, LeasePort, LeaseState
+from agentdeck.vocabulary import ControlVerb
 from agentdeck_stores import _redis_lua as lua
 from agentdeck_stores._redis_base import (
     RedisBackend,

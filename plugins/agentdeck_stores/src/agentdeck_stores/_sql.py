@@ -6,8 +6,8 @@ Both SQL stores decide every conditional write (the session claim, the key claim
 rows a batch of writes touches (SQLite holds the database's write lock; PostgreSQL locks the rows
 ``FOR UPDATE``), :class:`BatchPlan` decides each write in Python against those rows and its own
 earlier decisions, and the backend writes the plan's result and commits. Deciding in Python keeps
-the rules in one place for both databases (the fold is :func:`agentdeck.status.apply` itself) and
-lets one transaction carry the writes of many runs: that is the group commit.
+the rules in one place for both databases (the fold is :func:`agentdeck.model.status.apply` itself)
+and lets one transaction carry the writes of many runs: that is the group commit.
 
 Namespaces are stored as a key column (``ns``) rather than as a nullable value, so the unique
 indexes that claim sessions and keys treat the default namespace like any other (SQL ``NULL``\\s
@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from agentdeck.clock import utc
 from agentdeck.errors import (
     EventSchemaError,
     InvalidInputError,
@@ -32,19 +31,19 @@ from agentdeck.errors import (
     RunStateError,
     StoreError,
 )
-from agentdeck.events import PAYLOAD_TYPES, Event, Payload, RunStarted, UnknownEvent
-from agentdeck.events import parse_payload as _parse_payload
-from agentdeck.events import payload_type as _payload_type
-from agentdeck.ports import NewRun, OpenOutcome, PruneQuery, RunQuery, RunRecord, Takeover
-from agentdeck.status import (
+from agentdeck.model.clock import utc
+from agentdeck.model.events import PAYLOAD_TYPES, Event, Payload, RunStarted, UnknownEvent
+from agentdeck.model.events import parse_payload as _parse_payload
+from agentdeck.model.events import payload_type as _payload_type
+from agentdeck.model.status import (
     FOLDED_KINDS,
-    TERMINAL,
     RunState,
-    RunStatus,
     apply,
     is_transition_allowed,
     next_status,
 )
+from agentdeck.ports import NewRun, OpenOutcome, PruneQuery, RunQuery, RunRecord, Takeover
+from agentdeck.vocabulary import TERMINAL, RunStatus
 
 __all__ = [
     "RUN_COLUMNS",
@@ -149,7 +148,7 @@ def _as_payload(payload: Any) -> Any:
     if expected is None or type(payload) is not expected:
         raise EventSchemaError(
             f"{type(payload).__name__} is not an event payload; append payload models from "
-            "agentdeck.events (TextDelta, RunCompleted, ...)",
+            "agentdeck.model.events (TextDelta, RunCompleted, ...)",
             kind=kind if isinstance(kind, str) else None,
         )
     return payload

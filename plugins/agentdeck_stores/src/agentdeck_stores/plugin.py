@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import agentdeck
-from agentdeck.hookspecs import RegisterScheme
+from agentdeck.plugins.hookspecs import RegisterScheme
 from agentdeck.ports import BackendRequest
 
 # scheme -> (module, class prefix); each module defines <Prefix>EventStore, <Prefix>ControlPort

@@ -27,9 +27,9 @@ from typing import Any, ClassVar
 
 import psycopg
 
-from agentdeck.clock import Clock, SystemClock, utc
 from agentdeck.errors import AgentDeckError, InvalidInputError, StoreError
-from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload
+from agentdeck.model.clock import Clock, SystemClock, utc
+from agentdeck.model.events import Event, Payload
 from agentdeck.ports import (
     BackendRequest,
     ControlPort,
@@ -45,7 +45,7 @@ from agentdeck.ports import (
     RunRecord,
     Takeover,
 )
-from agentdeck.status import TERMINAL, RunStatus
+from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, ControlVerb, RunStatus
 from agentdeck_stores._pg_db import (
     BACKEND,
     PgDatabase,

@@ -2,8 +2,8 @@
 :mod:`agentdeck_stores._redis_control`) the control and lease ports the plugin finds here.
 
 One run is a stream of events (entry id ``<seq>-1``) and a hash holding its record: identity and
-the status folded by :func:`agentdeck.status.apply`. Sorted sets scored by open order index the
-records by namespace, status, session, name, parent and key, so a listing reads index entries
+the status folded by :func:`agentdeck.model.status.apply`. Sorted sets scored by open order index
+the records by namespace, status, session, name, parent and key, so a listing reads index entries
 and records, never logs; a sorted set scored by wake time finds due timers. The key layout is
 described in :mod:`agentdeck_stores._redis_lua`.
 
@@ -44,7 +44,6 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from agentdeck.clock import Clock, utc
 from agentdeck.errors import (
     EventSchemaError,
     InvalidInputError,
@@ -52,9 +51,9 @@ from agentdeck.errors import (
     RunStateError,
     StoreError,
 )
-from agentdeck.events import (
+from agentdeck.model.clock import Clock, utc
+from agentdeck.model.events import (
     PAYLOAD_TYPES,
-    TERMINAL_KINDS,
     Event,
     Payload,
     RunStarted,
@@ -63,6 +62,7 @@ from agentdeck.events import (
     payload_type,
     stored_events,
 )
+from agentdeck.model.status import RunState, apply, is_transition_allowed, next_status
 from agentdeck.ports import (
     BackendRequest,
     EventStore,
@@ -74,14 +74,7 @@ from agentdeck.ports import (
     RunRecord,
     Takeover,
 )
-from agentdeck.status import (
-    TERMINAL,
-    RunState,
-    RunStatus,
-    apply,
-    is_transition_allowed,
-    next_status,
-)
+from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, RunStatus
 from agentdeck_stores import _redis_lua as lua
 from agentdeck_stores._redis_base import (
     BACKEND,
@@ -144,7 +137,7 @@ def _as_payload(payload: Any) -> Any:
     kind = getattr(payload, "kind", None)
     raise EventSchemaError(
         f"{type(payload).__name__} is not an event payload; append payload models from "
-        "agentdeck.events (TextDelta, RunCompleted, ...)",
+        "agentdeck.model.events (TextDelta, RunCompleted, ...)",
         kind=kind if isinstance(kind, str) else None,
     )
 

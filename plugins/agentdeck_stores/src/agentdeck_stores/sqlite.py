@@ -30,9 +30,9 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from agentdeck.clock import Clock, SystemClock, utc
 from agentdeck.errors import InvalidInputError, StoreError
-from agentdeck.events import TERMINAL_KINDS, ControlVerb, Event, Payload
+from agentdeck.model.clock import Clock, SystemClock, utc
+from agentdeck.model.events import Event, Payload
 from agentdeck.ports import (
     BackendRequest,
     ControlPort,
@@ -48,7 +48,7 @@ from agentdeck.ports import (
     RunRecord,
     Takeover,
 )
-from agentdeck.status import TERMINAL, RunStatus
+from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, ControlVerb, RunStatus
 from agentdeck_stores._sql import (
     AppendJob,
     OpenJob,

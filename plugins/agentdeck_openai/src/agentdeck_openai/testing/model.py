@@ -56,8 +56,8 @@ from openai.types.responses.response_usage import InputTokensDetails, OutputToke
 
 import agentdeck
 from agentdeck.errors import ConfigError
-from agentdeck.hookspecs import RegisterNamed, RegisterScheme
-from agentdeck.plugins import PluginHost, PluginSource
+from agentdeck.plugins.hookspecs import RegisterNamed, RegisterScheme
+from agentdeck.plugins.host import PluginHost, PluginSource
 from agentdeck_openai.testing.script import ModelRequest, Script, Turn, Usage
 
 __all__ = ["ScriptedModel", "ScriptedModelProvider", "plugins_with_model"]

@@ -12,8 +12,8 @@ from typing import ClassVar
 from pydantic_settings import SettingsConfigDict
 
 import agentdeck
-from agentdeck.hookspecs import RegisterScheme
 from agentdeck.memory import MemoryEventStore
+from agentdeck.plugins.hookspecs import RegisterScheme
 from agentdeck.ports import BackendRequest
 from agentdeck.settings import SettingsSection
 

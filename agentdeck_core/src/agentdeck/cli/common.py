@@ -1,0 +1,256 @@
+"""What the ``agentdeck`` commands share: where the runs are, how output looks, exit statuses.
+
+Every command that reads or acts on runs opens a :class:`~agentdeck.deck.deck.Deck` on the
+configured state — ``--events`` / ``--control`` URLs (``--control-db PATH`` is
+``--control sqlite:///PATH``), else the deck settings ``AGENTDECK_STATE`` / ``AGENTDECK_EVENTS``
+/ ``AGENTDECK_CONTROL`` and ``config.yaml``. Without ``--project`` that deck has no engines: it
+reads any run and answers, pauses or cancels it through the same runtime code a serving deck
+uses, and leaves continuing a run to a deck that has its engine (see ``runs answer``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator, Coroutine
+from contextlib import asynccontextmanager
+from dataclasses import asdict
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any, TextIO
+
+from agentdeck.bindings.transcript import Style
+from agentdeck.deck.deck import Deck
+from agentdeck.errors import ConfigError
+from agentdeck.plugins.host import redact_url
+from agentdeck.ports import RunRecord
+from agentdeck.runtime.runtime import Runtime
+from agentdeck.settings import CoreSettings, Settings
+from agentdeck.vocabulary import SUSPENDED, TERMINAL, RunStatus
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_SUSPENDED",
+    "EXIT_USAGE",
+    "Output",
+    "add_json_option",
+    "add_project_option",
+    "add_state_options",
+    "describe_state",
+    "exit_status_for",
+    "open_deck",
+    "parse_input",
+    "record_dict",
+    "run_async",
+    "runtime_of",
+    "state_settings",
+]
+
+EXIT_OK = 0
+"""Done; a run that was played or followed completed."""
+EXIT_FAILED = 1
+"""The operation failed (invalid project, unknown run, refused answer) or the run failed or was
+cancelled."""
+EXIT_USAGE = 2
+"""Bad arguments or configuration."""
+EXIT_SUSPENDED = 3
+"""The run stopped without finishing: it waits for an answer or is paused."""
+
+EPILOG_STATE = (
+    "Where the runs are: --events/--control URLs, else AGENTDECK_EVENTS / AGENTDECK_CONTROL, "
+    "else AGENTDECK_STATE (and config.yaml). Exit status: 0 ok, 1 failed, 2 usage or "
+    "configuration error, 3 the run is suspended."
+)
+
+
+# =========================================================================== options
+
+
+def add_state_options(parser: argparse.ArgumentParser, *, control_db: bool = False) -> None:
+    """``--events URL`` and ``--control URL`` (and the documented ``--control-db PATH``)."""
+    group = parser.add_argument_group("state")
+    group.add_argument(
+        "--events",
+        metavar="URL",
+        help="the event store to read (default: AGENTDECK_EVENTS, else AGENTDECK_STATE)",
+    )
+    group.add_argument(
+        "--control",
+        metavar="URL",
+        help="the control and lease backend (default: AGENTDECK_CONTROL, else AGENTDECK_STATE)",
+    )
+    if control_db:
+        group.add_argument(
+            "--control-db",
+            metavar="CONTROL_DB",
+            help="path to the ControlPort's SQLite file (the same as --control sqlite:///PATH)",
+        )
+
+
+def add_project_option(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--project", metavar="PATH", help=help)
+
+
+def add_json_option(parser: argparse.ArgumentParser, help: str = "print JSON") -> None:
+    parser.add_argument("--json", action="store_true", help=help)
+
+
+# =========================================================================== where the runs are
+
+
+def state_settings(args: argparse.Namespace) -> Settings:
+    """The deck settings with the command line's ``--events`` / ``--control`` applied.
+
+    ``--control`` alone also moves the event log there when no event store is configured at
+    all, following the one-place-for-state rule (``AGENTDECK_STATE``): the documented
+    ``runs signal RUN VERB --control-db state.db`` then finds the run in the same file.
+    """
+    events: str | None = getattr(args, "events", None)
+    control: str | None = getattr(args, "control", None)
+    control_db: str | None = getattr(args, "control_db", None)
+    if control_db is not None:
+        if control is not None:
+            raise ConfigError(
+                "--control and --control-db name the same thing; pass one of them",
+                setting="--control-db",
+            )
+        control = f"sqlite:///{control_db}"
+    overrides: dict[str, str] = {}
+    if control is not None:
+        overrides["control"] = control
+    if events is not None:
+        overrides["events"] = events
+    settings = Settings.load(overrides={CoreSettings.section: overrides} if overrides else None)
+    if control is not None and events is None and settings.events_url == "memory://":
+        overrides["events"] = control
+        settings = Settings.load(overrides={CoreSettings.section: overrides})
+    return settings
+
+
+def _require_readable_store(settings: Settings) -> None:
+    if settings.events_url == "memory://":
+        raise ConfigError(
+            "no event store is configured, so there are no runs to read: memory:// is a fresh, "
+            "in-process log. Set AGENTDECK_STATE (e.g. sqlite:///state.db) to the store the "
+            "deck writes, or pass --events URL",
+            setting=settings.events_setting,
+        )
+
+
+@asynccontextmanager
+async def open_deck(
+    args: argparse.Namespace, *, project: str | None = None, need_store: bool = True
+) -> AsyncIterator[Deck]:
+    """An open deck on the configured state: the project's, or one with no engines."""
+    settings = state_settings(args)
+    if project is not None:
+        deck = Deck.from_project(project, settings=settings)
+    else:
+        if need_store:
+            _require_readable_store(settings)
+        deck = Deck(settings=settings, observers=())
+    async with deck:
+        yield deck
+
+
+def runtime_of(deck: Deck) -> Runtime:
+    """The runtime of an open deck: the commands are its operator, and act through it as
+    ``Run`` handles do."""
+    return deck._require_open()
+
+
+def describe_state(settings: Settings) -> str:
+    """Where the events and control live, credentials hidden (for messages)."""
+    return f"events {redact_url(settings.events_url)}, control {redact_url(settings.control_url)}"
+
+
+# =========================================================================== running
+
+
+def run_async(work: Coroutine[Any, Any, int]) -> int:
+    """Run a command's coroutine; Ctrl-C ends it with status 130 and no traceback."""
+    try:
+        return asyncio.run(work)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def exit_status_for(status: RunStatus | None) -> int:
+    """The exit status a command reports for a run it played or followed to ``status``."""
+    if status is None or status is RunStatus.COMPLETED or status is RunStatus.RUNNING:
+        return EXIT_OK
+    if status in SUSPENDED:
+        return EXIT_SUSPENDED
+    if status in TERMINAL:
+        return EXIT_FAILED
+    return EXIT_OK  # pragma: no cover - every status is covered above
+
+
+def parse_input(text: str, *, kind: str) -> Any:
+    """A command-line INPUT: text for an agent; JSON (else the text itself) for anything else."""
+    if kind == "agent":
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+# =========================================================================== output
+
+
+class Output:
+    """Where a command writes: styled text on a terminal, plain when piped, or JSON."""
+
+    def __init__(self, as_json: bool = False, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+        self.as_json = as_json
+        self.style = Style.for_stream(self.stream)
+        isatty = getattr(self.stream, "isatty", None)
+        self.terminal = bool(isatty and isatty()) and self.style.color
+
+    def line(self, text: str = "") -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def json(self, data: Any) -> None:
+        json.dump(data, self.stream, indent=2, default=_json_default, ensure_ascii=False)
+        self.stream.write("\n")
+        self.stream.flush()
+
+    def json_line(self, data: str) -> None:
+        self.stream.write(data + "\n")
+        self.stream.flush()
+
+    def table(self, headers: list[str], rows: list[list[str]], widths: list[int]) -> None:
+        """Columns padded to ``widths`` (measured on the unstyled text)."""
+        s = self.style
+        header = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
+        self.line(s.paint(header, "bold"))
+        for row in rows:
+            self.line("  ".join(row).rstrip())
+
+
+def record_dict(record: RunRecord) -> dict[str, Any]:
+    """A run record as JSON data."""
+    data = asdict(record)
+    data["status"] = record.status.value
+    for name in ("created_at", "updated_at", "wake_at"):
+        value = data[name]
+        data[name] = value.isoformat() if isinstance(value, datetime) else value
+    return data
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON data")

@@ -1,0 +1,561 @@
+"""``Deck``: the composition root a project talks to.
+
+A deck holds a catalog (agents, workflows, skills, MCP servers), builds it into invocables on the
+installed engines, and plays every turn on one :class:`~agentdeck.runtime.runtime.Runtime` that
+records it in the event log. Its lifecycle is ``NEW -> build() -> BUILT -> open -> CLOSED``:
+
+* ``build()`` validates names, references and context types and compiles every agent and
+  workflow — local files only, no network, no server — and is idempotent, so it doubles as a CI
+  check.
+* Opening (``async with deck:``) starts what ``build()`` left alone: the event store, control and
+  lease backends, observers, engines (and their MCP servers) and the background sweep.
+* ``CLOSED`` is terminal: closing tears down what the deck opened (never a store passed in), and
+  a closed deck cannot reopen.
+
+Nothing here is process-global: settings, plugins' backends and a project's modules belong to
+the deck, so several decks — from several project directories — can be open in one process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+from agentdeck.authoring.agents import Agent
+from agentdeck.authoring.catalog import Catalog, CatalogSources, discover_project
+from agentdeck.authoring.context import validate_context_declaration
+from agentdeck.deck.runs import Run, Runs
+from agentdeck.errors import ConfigError, DuplicateKeyError, RunSuspendedError
+from agentdeck.model.clock import Clock, SystemClock
+from agentdeck.model.events import Event
+from agentdeck.model.results import InterruptResult
+from agentdeck.observing.hub import ObserverHub
+from agentdeck.observing.metrics import RunMetrics
+from agentdeck.plugins.host import (
+    OBSERVERS,
+    SESSION_FACTORIES,
+    PluginHost,
+    default_host,
+    scheme_of,
+)
+from agentdeck.ports import (
+    BackendRequest,
+    ControlPort,
+    Engine,
+    EngineRequest,
+    EventStore,
+    Invocable,
+    LeasePort,
+    Observer,
+    SessionFactory,
+)
+from agentdeck.runtime.runtime import Budget, Runtime, RuntimeConfig, StartRequest, closing
+from agentdeck.settings import Settings
+from agentdeck.vocabulary import ControlVerb, RunStatus
+
+__all__ = ["Deck", "DeckState"]
+
+log = logging.getLogger("agentdeck.deck")
+
+_ENDING = frozenset(
+    {"run.completed", "run.failed", "run.cancelled", "run.paused", "run.interrupted"}
+)
+
+# The distribution that provides an engine for each definition type the core declares.
+_ENGINE_DISTRIBUTIONS = {Agent: "agentdeck-openai"}
+
+
+class DeckState(Enum):
+    NEW = "new"
+    BUILT = "built"
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class Deck:
+    """A catalog of agents and workflows, and the runtime every turn of it plays on."""
+
+    def __init__(
+        self,
+        agents: Iterable[Agent] = (),
+        workflows: Iterable[object] = (),
+        skills: Any = None,
+        mcp: Any = None,
+        context: Any = None,
+        observers: Sequence[Observer] | None = None,
+        *,
+        settings: Settings | None = None,
+        session_factory: SessionFactory | None = None,
+        events: EventStore | None = None,
+        control: ControlPort | None = None,
+        leases: LeasePort | None = None,
+        plugins: PluginHost | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        """
+        :param context: the *type* of the per-run context this catalog's callables receive
+            (the value arrives per run). An instance here is refused.
+        :param observers: taps on the event stream; ``None`` uses what settings configure,
+            ``()`` means none.
+        :param settings: this deck's settings; default: the environment and ``config.yaml``,
+            read when the deck is built.
+        :param session_factory: conversation memory to use instead of the configured one.
+        :param events: an event store to use instead of ``AGENTDECK_EVENTS`` (never closed by
+            the deck); ``control`` and ``leases`` likewise.
+        :param plugins: the plugin host to take backends and engines from (default: the
+            installed plugins).
+        :param clock: the clock for timestamps, leases and timers (tests pass a ``ManualClock``).
+        """
+        self._context_type = validate_context_declaration(context)
+        self._catalog = Catalog(agents, workflows, skills, mcp)
+        self._sources: CatalogSources | None = None
+        self._observers = None if observers is None else tuple(observers)
+        self._given_settings = settings
+        self._given_sessions = session_factory
+        self._given_events, self._given_control, self._given_leases = events, control, leases
+        self._host = plugins
+        self._clock: Clock = clock or SystemClock()
+        self._state = DeckState.NEW
+        self._settings: Settings | None = None
+        self._engines: dict[str, Engine] = {}
+        self._invocables: dict[str, Invocable] = {}
+        self._resolved: dict[str, Invocable] = {}  # name as addressed -> invocable (see _resolve)
+        self._sessions: SessionFactory | None = None
+        self._runtime: Runtime | None = None
+        self._opened: list[Any] = []
+        self._hub: ObserverHub | None = None
+        self._metrics = RunMetrics()
+        self._sweeper: asyncio.Task[None] | None = None
+        self.runs = Runs(self)
+
+    @classmethod
+    def from_project(cls, path: str | Path = ".agentdeck", **options: Any) -> Deck:
+        """A deck whose catalog is discovered from a project directory.
+
+        Reads ``agents/<bundle>/agent.py``, ``workflows/<bundle>/workflow.py``,
+        ``skills/*/SKILL.md`` and the ``.mcp.json`` next to the directory. The project's modules
+        are imported under a namespace private to this deck, so two projects never read each
+        other's bundles. Other keyword arguments are the constructor's.
+        """
+        sources = discover_project(path)
+        deck = cls(
+            agents=sources.agents,
+            workflows=sources.workflows,
+            skills=options.pop("skills", sources.skills),
+            mcp=options.pop("mcp", sources.mcp),
+            **options,
+        )
+        deck._sources = sources
+        return deck
+
+    # ------------------------------------------------------------------------------- lifecycle
+
+    @property
+    def is_open(self) -> bool:
+        return self._state is DeckState.OPEN
+
+    @property
+    def state(self) -> DeckState:
+        return self._state
+
+    @property
+    def metrics(self) -> RunMetrics:
+        """Counters of the runs this deck recorded (``metrics.render()`` is the Prometheus
+        text the HTTP binding serves at ``/metrics``)."""
+        return self._metrics
+
+    @property
+    def agents(self) -> Mapping[str, Agent]:
+        """The catalog's agents by name (read-only)."""
+        return self._catalog.agents
+
+    @property
+    def workflows(self) -> Mapping[str, Any]:
+        """The catalog's workflows by name (read-only)."""
+        return self._catalog.workflows
+
+    @property
+    def invocables(self) -> Mapping[str, Invocable]:
+        """Every addressable name, compiled (builds the deck if needed)."""
+        self.build()
+        return MappingProxyType(self._invocables)
+
+    def build(self) -> Deck:
+        """Validate and compile the catalog; no network, no servers. Idempotent."""
+        if self._state is DeckState.CLOSED:
+            raise ConfigError("this deck is closed; construct a new one")
+        if self._state is not DeckState.NEW:
+            return self
+        host = self._plugin_host()
+        settings = self._given_settings or Settings.load()
+        settings.register(*host.settings_sections())
+        self._catalog.validate(context=self._context_type)
+        if self._observers is not None:
+            for observer in self._observers:
+                if not isinstance(observer, Observer):
+                    raise ConfigError(
+                        f"observers= takes Observer instances; got {type(observer).__name__}",
+                        setting="observers",
+                    )
+        sessions = self._given_sessions or self._configured_sessions(host, settings)
+        request = EngineRequest(
+            settings=settings,
+            clock=self._clock,
+            catalog=self._catalog,
+            session_factory=sessions,
+            state_url=settings.state_url,
+        )
+        engines = {engine.name: engine for engine in host.engines(request)}
+        invocables: dict[str, Invocable] = {}
+        for name in self._catalog.names:
+            definition = self._catalog.resolve(name)
+            engine = _engine_for(definition, engines)
+            invocables[name] = engine.compile(definition)
+        self._settings, self._sessions = settings, sessions
+        self._engines, self._invocables = engines, invocables
+        self._state = DeckState.BUILT
+        return self
+
+    async def __aenter__(self) -> Deck:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()
+
+    async def open(self) -> None:
+        """Start the store, control, leases, observers, engines and the sweep."""
+        if self._state is DeckState.CLOSED:
+            raise ConfigError("a closed deck cannot be reopened; construct a new one")
+        if self._state is DeckState.OPEN:
+            return
+        self.build()
+        assert self._settings is not None
+        settings, host = self._settings, self._plugin_host()
+        try:
+            store = self._given_events or host.event_store(
+                self._request(settings.events_url), setting=settings.events_setting
+            )
+            control = self._given_control or host.control_port(
+                self._request(settings.control_url), setting=settings.control_setting
+            )
+            leases = self._given_leases or host.lease_port(
+                self._request(settings.control_url), setting=settings.control_setting
+            )
+            for backend, given in (
+                (store, self._given_events),
+                (control, self._given_control),
+                (leases, self._given_leases),
+            ):
+                if given is None:
+                    await backend.open()
+                    self._opened.append(backend)
+            observers = self._resolve_observers(host, settings)
+            for observer in observers:
+                # Observers configured by settings read this deck's, not the process's.
+                use_settings = getattr(observer, "use_settings", None)
+                if callable(use_settings):
+                    use_settings(settings)
+            hub = ObserverHub(observers, metrics=self._metrics)
+            await hub.start()
+            self._hub = hub
+            for engine in self._engines.values():
+                await engine.open()
+                self._opened.append(engine)
+        except BaseException:
+            await self._teardown()
+            raise
+        runtime_settings = settings.runtime
+        self._runtime = Runtime(
+            store=store,
+            control=control,
+            leases=leases,
+            invocables=self._invocables,
+            engines=self._engines,
+            observers=hub,
+            clock=self._clock,
+            config=RuntimeConfig(
+                stale_run_after=runtime_settings.stale_run_after_seconds,
+                lease_ttl=runtime_settings.lease_ttl_seconds,
+                sweep_interval=runtime_settings.sweep_interval_seconds,
+            ),
+        )
+        self._sweeper = asyncio.create_task(self._runtime.sweep_forever(), name="deck-sweep")
+        self._state = DeckState.OPEN
+
+    async def aclose(self) -> None:
+        """Close what this deck opened. Terminal: the deck cannot be reopened."""
+        if self._state is DeckState.CLOSED:
+            return
+        self._state = DeckState.CLOSED
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        if self._runtime is not None:
+            await self._runtime.close()
+        await self._teardown()
+        if self._sources is not None:
+            self._sources.unload()
+
+    async def _teardown(self) -> None:
+        if self._hub is not None:
+            await self._hub.close()
+            self._hub = None
+        for thing in reversed(self._opened):
+            try:
+                await thing.close()
+            except Exception:
+                log.exception("closing %r failed", thing)
+        self._opened.clear()
+        if self._sessions is not None and self._given_sessions is None:
+            with contextlib.suppress(Exception):
+                await self._sessions.close()
+
+    # ------------------------------------------------------------------------------- turns
+
+    async def run(
+        self,
+        name: str,
+        input: Any = None,
+        *,
+        context: Any = None,
+        session_id: str | None = None,
+        namespace: str | None = None,
+        key: str | None = None,
+        deadline: datetime | None = None,
+        budget: Budget | None = None,
+    ) -> Any:
+        """Play one turn and return its result.
+
+        A ``TurnResult`` for an agent; the body's return value for a workflow. A run that parks
+        on a question returns an :class:`InterruptResult` (answer it through
+        ``deck.runs.get(result.run_id)``); one that is paused raises ``RunSuspendedError``; one
+        that fails raises ``RunFailedError``.
+
+        Only the result comes back, so the run is played without per-token deltas where its
+        engine can save their cost (the log still has every message, tool call and usage).
+        """
+        run = await self._start(
+            name,
+            input,
+            context=context,
+            session_id=session_id,
+            namespace=namespace,
+            key=key,
+            deadline=deadline,
+            budget=budget,
+            deltas=False,
+        )
+        try:
+            return await run.result()
+        except RunSuspendedError as parked:
+            if parked.status is RunStatus.WAITING_ANSWER and isinstance(
+                parked.pending, InterruptResult
+            ):
+                return parked.pending
+            raise
+
+    async def stream(
+        self,
+        name: str,
+        input: Any = None,
+        *,
+        context: Any = None,
+        session_id: str | None = None,
+        namespace: str | None = None,
+        key: str | None = None,
+        deadline: datetime | None = None,
+        budget: Budget | None = None,
+    ) -> AsyncIterator[Event]:
+        """Play one turn and yield its canonical events live, ending at a terminal event or a
+        suspension. A consumer that walks away early leaves the run cancelled."""
+        run = await self._start(
+            name,
+            input,
+            context=context,
+            session_id=session_id,
+            namespace=namespace,
+            key=key,
+            deadline=deadline,
+            budget=budget,
+        )
+        runtime = self._require_open()
+        ended = False
+        try:
+            async with closing(runtime.store.follow(run.id)) as log:
+                async for event in log:
+                    yield event
+                    if event.kind in _ENDING:
+                        ended = True
+                        return
+        finally:
+            if not ended and self.is_open:
+                await runtime.request_control(
+                    run.id, ControlVerb.CANCEL, "the stream's consumer went away"
+                )
+
+    # ------------------------------------------------------------------------------- serving
+
+    def expose(self, *bindings: Any) -> Any:
+        """The :class:`~agentdeck.deck.serving.Exposure` of this deck over ``bindings`` (the serving
+        surface's lower-level object; ``asgi``/``serve``/``serve_async`` are built on it)."""
+        from agentdeck.deck.serving import Exposure
+
+        return Exposure(self, bindings)
+
+    def asgi(self, *bindings: Any) -> Any:
+        """An ASGI application serving this deck over ``bindings`` (default: ``Native.http()``).
+
+        Its lifespan opens the deck on startup and closes it on shutdown; a deck you opened
+        yourself is left alone.
+        """
+        return self.expose(*bindings).asgi()
+
+    def serve(self, *bindings: Any, **options: Any) -> None:
+        """Serve this deck over ``bindings`` until the server exits, owning the event loop."""
+        self.expose(*bindings).serve(**options)
+
+    async def serve_async(self, *bindings: Any, **options: Any) -> None:
+        """:meth:`serve` for callers already inside an event loop."""
+        await self.expose(*bindings).serve_async(**options)
+
+    def session_for(self, session_id: str) -> Any:
+        """The engine's conversation-memory session ``run``/``stream`` use for ``session_id``."""
+        self.build()
+        if self._sessions is None:
+            raise ConfigError(
+                "no conversation sessions are available: install agentdeck-openai (or pass "
+                "session_factory= to Deck)",
+                setting="AGENTDECK_SESSION",
+            )
+        return self._sessions.session_for(session_id)
+
+    async def _start(
+        self,
+        name: str,
+        input: Any,
+        *,
+        context: Any,
+        session_id: str | None,
+        namespace: str | None,
+        key: str | None,
+        deadline: datetime | None,
+        budget: Budget | None = None,
+        if_exists: Literal["raise", "return"] = "raise",
+        deltas: bool = True,
+    ) -> Run:
+        runtime = self._require_open()
+        invocable = self._resolve(name)
+        engine = self._engines[invocable.engine]
+        blocks = engine.prepare_input(invocable, input)
+        try:
+            started = await runtime.launch(
+                StartRequest(
+                    invocable=invocable,
+                    input=blocks,
+                    context=context,
+                    session_id=session_id,
+                    namespace=namespace,
+                    key=key,
+                    deadline=deadline,
+                    budget=budget,
+                    deltas=deltas,
+                )
+            )
+        except DuplicateKeyError as clash:
+            if if_exists != "return":
+                raise
+            holder = await runtime.store.get_run(clash.holder_run_id)
+            if holder is None:
+                raise
+            return Run(self, holder)
+        return Run.opened(self, started, context=context)
+
+    # ------------------------------------------------------------------------------- internals
+
+    def _require_open(self) -> Runtime:
+        if self._state is not DeckState.OPEN or self._runtime is None:
+            state = self._state.value
+            raise ConfigError(
+                f"the deck is {state}: open it first (`async with deck:`) before starting or "
+                "reading runs"
+                if self._state is not DeckState.CLOSED
+                else "the deck is closed; construct a new one"
+            )
+        return self._runtime
+
+    def _resolve(self, name: str) -> Invocable:
+        """The compiled invocable ``name`` addresses. A built catalog never changes, so each name
+        is resolved once and remembered (resolving re-indexes the whole catalog)."""
+        known = self._resolved.get(name)
+        if known is not None:
+            return known
+        self.build()
+        definition = self._catalog.resolve(name)  # raises NotFoundError listing the names
+        for invocable in self._invocables.values():
+            if invocable.definition is definition:
+                self._resolved[name] = invocable
+                return invocable
+        raise ConfigError(f"'{name}' was not compiled")  # pragma: no cover - build compiles all
+
+    def _plugin_host(self) -> PluginHost:
+        if self._host is None:
+            self._host = default_host()
+        return self._host
+
+    def _request(self, url: str, settings: Settings | None = None) -> BackendRequest:
+        return BackendRequest(url=url, settings=settings or self._settings, clock=self._clock)
+
+    def _configured_sessions(self, host: PluginHost, settings: Settings) -> SessionFactory | None:
+        """The session factory ``AGENTDECK_SESSION`` names (``local://``, in-process, when
+        unset), or ``None`` when no installed plugin provides conversation sessions at all."""
+        url = settings.core.session or "local://"
+        if url == "local://" and scheme_of(url) not in host.schemes(SESSION_FACTORIES):
+            return None
+        return host.session_factory(self._request(url, settings), setting="AGENTDECK_SESSION")
+
+    def _resolve_observers(self, host: PluginHost, settings: Settings) -> list[Observer]:
+        if self._observers is not None:
+            return list(self._observers)
+        configured: list[Observer] = []
+        for registration in host.registrations(OBSERVERS.key):
+            from_settings = getattr(registration.factory, "from_settings", None)
+            if callable(from_settings):
+                observer = from_settings(settings)
+                if observer is not None:
+                    configured.append(observer)
+        return configured
+
+    def context_of(self, run_id: str) -> Any:
+        return self._require_open().context_of(run_id)
+
+
+def _engine_for(definition: object, engines: Mapping[str, Engine]) -> Engine:
+    claimed = [engine for engine in engines.values() if engine.accepts(definition)]
+    if len(claimed) == 1:
+        return claimed[0]
+    label = getattr(definition, "name", type(definition).__name__)
+    if not claimed:
+        hint = next(
+            (dist for kind, dist in _ENGINE_DISTRIBUTIONS.items() if isinstance(definition, kind)),
+            None,
+        )
+        raise ConfigError(
+            f"no installed engine runs '{label}' ({type(definition).__name__})"
+            + (f"; install {hint}" if hint else "")
+            + f"; installed engines: {', '.join(sorted(engines)) or 'none'}",
+            setting="engines",
+            accepted=sorted(engines),
+        )
+    raise ConfigError(
+        f"several engines claim '{label}': {', '.join(e.name for e in claimed)}",
+        setting="engines",
+    )
