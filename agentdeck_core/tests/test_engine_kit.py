@@ -27,6 +27,8 @@ from agentdeck.model.events import (
 )
 from agentdeck.ports import Engine, EngineCapabilities, Entry, Invocable, Invocation
 from agentdeck.testing import engine_kit
+from agentdeck.testing.engine import driver
+from agentdeck.testing.engine.rules import yield_violation
 from agentdeck.testing.engine_kit import (
     Ask,
     Checkpoint,
@@ -458,7 +460,7 @@ async def test_running_on_after_the_final_payload_breaks_the_contract(
             yield RunCompleted()
             await invocation.clock.sleep(3600)
 
-    monkeypatch.setattr(engine_kit, "_DRAIN_TIMEOUT", 0.01)
+    monkeypatch.setattr(driver, "_DRAIN_TIMEOUT", 0.01)
     result = await _drive_fake(Lingers())
     assert _rules(result) == [ContractRule.AFTER_FINAL]
     assert "kept running" in result.violations[0].detail
@@ -486,6 +488,37 @@ def test_declaring_the_suspended_safe_point_fails_the_capability_check() -> None
 
     with pytest.raises(AssertionError, match="not an engine's safe point"):
         check_capabilities(ClaimsSuspended())
+
+
+def test_a_payload_is_judged_against_the_directive_it_owes_before_the_run_status() -> None:
+    owed = RunCompleted()
+    assert yield_violation(TextDelta(message_id="m", text="a"), status=RunStatus.RUNNING) is None
+    late = yield_violation(
+        TextDelta(message_id="m", text="a"), status=RunStatus.RUNNING, due=owed, directive_at=2
+    )
+    assert late is not None and late.rule is ContractRule.IGNORED_DIRECTIVE
+    assert "#2" in late.detail and "run.completed was due" in late.detail
+    after_end = yield_violation(owed, status=RunStatus.COMPLETED)
+    assert after_end is not None and after_end.rule is ContractRule.ILLEGAL_TRANSITION
+
+
+# =========================================================================== the import path
+
+# What engine authors, the examples and the docs import from agentdeck.testing.engine_kit.
+_KIT_NAMES = {
+    "Ask", "Checkpoint", "Complete", "ContractRule", "DriveResult", "EngineContract",
+    "EngineScenarios", "MemoryStateArea", "Raise", "Script", "ScriptedEngine", "Step",
+    "Violation", "Yield", "check_capabilities", "check_compiles", "check_completed",
+    "check_control", "check_failed", "check_interrupted", "check_log", "check_payloads",
+    "check_safe_points", "check_walk_away", "drive", "make_invocation",
+}  # fmt: skip
+
+
+def test_engine_kit_keeps_exporting_the_kit_from_its_modules() -> None:
+    assert set(engine_kit.__all__) == _KIT_NAMES
+    for name in _KIT_NAMES - {"Step"}:  # Step is a union of classes, not a class
+        home = getattr(engine_kit, name).__module__
+        assert home.startswith("agentdeck.testing.engine."), f"{name} lives in {home}"
 
 
 # =========================================================================== the contract as a kit

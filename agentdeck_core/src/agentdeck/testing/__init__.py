@@ -22,6 +22,7 @@ import pytest
 # it rewrites test modules (this must run before the kit modules are imported).
 pytest.register_assert_rewrite(
     "agentdeck.testing.control_kit",
+    "agentdeck.testing.engine",
     "agentdeck.testing.engine_kit",
     "agentdeck.testing.guard",
     "agentdeck.testing.statemachine",
