@@ -10,7 +10,8 @@ import pytest
 
 from agentdeck.authoring.agents import Agent
 from agentdeck.authoring.catalog import Catalog, CatalogSources, discover_project
-from agentdeck.authoring.context import Requirement, ToolCtx, WorkflowCtx
+from agentdeck.authoring.context import ToolCtx, WorkflowCtx
+from agentdeck.authoring.context_check import Requirement
 from agentdeck.authoring.skills import Skills
 from agentdeck.authoring.workflows import workflow
 from agentdeck.errors import ConfigError, ContextTypeError, NotFoundError

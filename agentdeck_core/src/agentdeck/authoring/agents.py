@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from agentdeck.authoring.context import (
+from agentdeck.authoring.context import ToolCtx
+from agentdeck.authoring.context_check import (
     Requirement,
-    ToolCtx,
     callable_label,
     context_requirement,
     missing_context_error,

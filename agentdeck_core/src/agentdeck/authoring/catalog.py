@@ -33,7 +33,7 @@ from types import MappingProxyType, ModuleType
 from typing import Any
 
 from agentdeck.authoring.agents import Agent
-from agentdeck.authoring.context import (
+from agentdeck.authoring.context_check import (
     Requirement,
     Verdict,
     callable_label,

@@ -23,9 +23,9 @@ from typing import Any, overload
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
-from agentdeck.authoring.context import (
+from agentdeck.authoring.context import ToolCtx
+from agentdeck.authoring.context_check import (
     Requirement,
-    ToolCtx,
     callable_label,
     context_requirement,
     is_unresolved,

@@ -17,9 +17,9 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, overload
 
-from agentdeck.authoring.context import (
+from agentdeck.authoring.context import ToolCtx
+from agentdeck.authoring.context_check import (
     Requirement,
-    ToolCtx,
     callable_label,
     context_requirement,
     missing_context_error,

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from agentdeck.authoring.agents import Agent
 from agentdeck.authoring.catalog import Catalog, CatalogSources, discover_project
-from agentdeck.authoring.context import validate_context_declaration
+from agentdeck.authoring.context_check import validate_context_declaration
 from agentdeck.deck.runs import Run, Runs
 from agentdeck.errors import ConfigError, DuplicateKeyError, RunSuspendedError
 from agentdeck.model.clock import Clock, SystemClock

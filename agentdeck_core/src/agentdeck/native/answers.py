@@ -30,7 +30,7 @@ from jsonschema.validators import validator_for
 from pydantic import TypeAdapter, ValidationError
 from pydantic.errors import PydanticUserError
 
-from agentdeck.authoring.context import type_label
+from agentdeck.authoring.context_check import type_label
 from agentdeck.model.events import AnswerShape
 
 __all__ = ["Accepted", "AnswerSpec", "Refused"]

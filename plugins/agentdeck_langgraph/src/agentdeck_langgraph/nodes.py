@@ -35,9 +35,9 @@ from langgraph.graph._node import StateNodeSpec
 from langgraph.pregel import Pregel
 from langgraph.runtime import Runtime
 
-from agentdeck.authoring.context import (
+from agentdeck.authoring.context import ToolCtx
+from agentdeck.authoring.context_check import (
     Requirement,
-    ToolCtx,
     callable_label,
     context_requirement,
     is_unresolved,

@@ -32,7 +32,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 
-from agentdeck.authoring.context import Requirement
+from agentdeck.authoring.context_check import Requirement
 from agentdeck.errors import ConfigError
 from agentdeck.model.clock import Clock, SystemClock
 from agentdeck_langgraph.headless import resume_headless, run_headless

@@ -47,7 +47,7 @@ from agents.tool import FunctionTool
 
 from agentdeck.authoring.agents import Agent
 from agentdeck.authoring.catalog import is_workflow
-from agentdeck.authoring.context import callable_label
+from agentdeck.authoring.context_check import callable_label
 from agentdeck.authoring.skills import Skill
 from agentdeck.authoring.tools import Tool
 from agentdeck.authoring.workflows import WorkflowDefinition

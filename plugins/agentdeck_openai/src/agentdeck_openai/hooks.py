@@ -36,7 +36,11 @@ from typing import Any
 from agents.lifecycle import AgentHooks
 
 from agentdeck.authoring.agents import Agent
-from agentdeck.authoring.context import Requirement, context_requirement, missing_context_error
+from agentdeck.authoring.context_check import (
+    Requirement,
+    context_requirement,
+    missing_context_error,
+)
 from agentdeck.errors import ConfigError
 from agentdeck_openai.scope import RunScope, scope_of
 
