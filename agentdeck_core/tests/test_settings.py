@@ -296,6 +296,15 @@ def test_a_section_may_not_read_a_variable_another_section_reads() -> None:
         Settings(sections=[Shadow])
 
 
+def test_errors_name_a_core_section_by_its_documented_import_path() -> None:
+    class Runtime2(SettingsSection):
+        section: ClassVar[str] = "runtime"
+        model_config = SettingsConfigDict(env_prefix="RUNTIME2_")
+
+    with pytest.raises(ConfigError, match=r"both agentdeck\.settings\.RuntimeSettings and "):
+        Settings(sections=[Runtime2])
+
+
 # --------------------------------------------------------------------------- reference
 
 

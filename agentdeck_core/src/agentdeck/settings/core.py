@@ -1,0 +1,92 @@
+"""The core's own settings sections: where the deck's state lives, and the runtime's timings.
+
+:class:`CoreSettings` (``agentdeck:`` in ``config.yaml``, ``AGENTDECK_*``) holds the state
+location — ``AGENTDECK_STATE`` and the parts that may be split off it (events, control, session)
+— and :class:`RuntimeSettings` (``runtime:``, ``AGENTDECK_RUNTIME_*``) the knobs the runtime
+reads. Plugin sections may not reuse their names or variables (:data:`CORE_SECTIONS`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from pydantic import Field, field_validator
+from pydantic_settings import SettingsConfigDict
+
+from agentdeck.settings.section import SettingsSection
+
+__all__ = ["CORE_SECTIONS", "CoreSettings", "RuntimeSettings"]
+
+_SCHEME_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+_URL_ACCEPTED = (
+    "a scheme-shaped URL such as memory://, sqlite:///path/to/state.db, redis://host:6379/0 "
+    "or postgresql://user@host/db"
+)
+
+
+class CoreSettings(SettingsSection):
+    """Where the deck's state lives: one root URL, and optional overrides for its parts."""
+
+    section: ClassVar[str] = "agentdeck"
+    model_config = SettingsConfigDict(env_prefix="AGENTDECK_")
+
+    state: str = Field(default="memory://", json_schema_extra={"accepted": _URL_ACCEPTED})
+    """The one location of all run state: the event log, control requests and leases, as a
+    scheme-shaped URL (`memory://`, `sqlite:///path/to/state.db`, `redis://host`,
+    `postgresql://dsn`); the scheme picks the plugin that stores it. The default `memory://`
+    keeps everything in this process and loses it on exit. Set this one variable to move
+    everything."""
+
+    events: str | None = Field(default=None, json_schema_extra={"accepted": _URL_ACCEPTED})
+    """Where the canonical run event log is written, when it must differ from `AGENTDECK_STATE`.
+    Unset (the default) means the event log lives at `AGENTDECK_STATE`."""
+
+    control: str | None = Field(default=None, json_schema_extra={"accepted": _URL_ACCEPTED})
+    """Where pending pause/cancel requests and run leases live, when they must differ from
+    `AGENTDECK_STATE`. Unset (the default) means they live at `AGENTDECK_STATE`. Only a backend
+    shared across processes lets another process signal a run or free a killed worker's
+    session by its lapsed lease."""
+
+    session: str | None = Field(default=None, json_schema_extra={"accepted": _URL_ACCEPTED})
+    """Where agent conversation memory lives (not the event log), as a scheme-shaped URL whose
+    scheme picks the session plugin: `redis://host` keeps conversations in Redis, shared by every
+    worker and surviving a restart. Unset means `local://`: one in-process session per session
+    id, lost when the process exits."""
+
+    @field_validator("state", "events", "control", "session")
+    @classmethod
+    def _scheme_shaped(cls, value: str | None) -> str | None:
+        if value is not None and not _SCHEME_URL.match(value):
+            raise ValueError("is not a scheme-shaped URL (no '<scheme>://' at its start)")
+        return value
+
+
+class RuntimeSettings(SettingsSection):
+    """Timing knobs the runtime itself reads."""
+
+    section: ClassVar[str] = "runtime"
+    model_config = SettingsConfigDict(env_prefix="AGENTDECK_RUNTIME_")
+
+    stale_run_after_seconds: float = Field(default=3600.0, gt=0)
+    """Seconds a *running* run may go without recording an event before it counts as abandoned,
+    so a new run may take over its session. Paused runs and runs waiting for an answer are never
+    stale: they keep their session until resumed, answered or cancelled. Must be greater than
+    0; set it above the longest a healthy turn can stay silent."""
+
+    lease_ttl_seconds: float = Field(default=90.0, gt=0)
+    """Seconds a run's lease stays alive without renewal. The worker playing a run renews it
+    several times per TTL, so a worker killed outright frees its session within one TTL rather
+    than one `stale_run_after_seconds`. Takes effect only with a lease backend shared across
+    processes; with the in-memory default no lease is ever seen to lapse and staleness is the
+    only backstop. Must be greater than 0; set it above the longest the event loop can be
+    blocked at once."""
+
+    sweep_interval_seconds: float = Field(default=30.0, gt=0)
+    """Seconds between an open deck's sweeps for timers whose wake time has passed, which it
+    then resumes; no cron or scheduler needed. The sweep runs for the deck's lifetime, starting
+    when it opens and stopping when it closes. Must be greater than 0."""
+
+
+CORE_SECTIONS: tuple[type[SettingsSection], ...] = (CoreSettings, RuntimeSettings)
+"""The sections the core owns; plugin sections may not reuse their names or variables."""
