@@ -24,17 +24,18 @@ from agentdeck.model.events import (
     UsageReported,
 )
 from agentdeck.observing.capture import ContentPolicy
-from agentdeck.observing.tracing import (
-    PROMPT_ITEMS,
+from agentdeck.observing.tracing import attributes
+from agentdeck.observing.tracing.ids import span_id_for, trace_id_for
+from agentdeck.observing.tracing.renderer import TraceRenderer
+from agentdeck.observing.tracing.run_spans import PROMPT_ITEMS
+from agentdeck.observing.tracing.spans import (
     Rendered,
     SpanLevel,
     SpanRecord,
     SpanStarted,
     SpanType,
-    TraceRenderer,
-    span_id_for,
-    trace_id_for,
 )
+from agentdeck.testing.event_examples import EXAMPLE_EVENTS
 from agentdeck.testing.trace_scenarios import (
     EPOCH,
     RunLog,
@@ -291,6 +292,23 @@ SCENARIOS: list[Scenario] = [
     nested_workflow(),
     tool_call_with_secrets(),
 ]
+
+
+def test_every_attribute_a_record_carries_is_named_in_the_attribute_vocabulary() -> None:
+    vocabulary = {getattr(attributes, name) for name in attributes.__all__ if name.isupper()}
+    streams = [EXAMPLE_EVENTS] + [
+        scenario().events
+        for scenario in (agent_turn_with_tool, workflow_with_interrupt, failed_run, nested_workflow)
+    ]
+    seen: set[str] = set()
+    for policy in (ContentPolicy(capture="off"), METADATA, FULL):
+        for events in streams:
+            renderer = TraceRenderer(policy)
+            items = [item for event in events for item in renderer.feed(event)]
+            items += renderer.close(EPOCH + timedelta(days=1))
+            seen.update(key for span in records(items) for key in span.attributes)
+    assert seen <= vocabulary, f"not in the vocabulary: {sorted(seen - vocabulary)}"
+    assert len(seen) > 30  # the streams reach nearly every kind of span
 
 
 @given(

@@ -9,7 +9,7 @@ import pytest
 from otlp_trees import ExportedSpan, exported_spans
 
 from agentdeck import Deck, RunFailedError, WorkflowCtx, workflow
-from agentdeck.observing.tracing import trace_id_for
+from agentdeck.observing.tracing.ids import trace_id_for
 from agentdeck.settings import Settings
 from agentdeck.testing.otlp import OTLPReceiver
 from agentdeck_langfuse import LangfuseObserver

@@ -10,7 +10,7 @@ from agents import Agent, Runner, function_tool
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 from otlp_trees import exported_spans
 
-from agentdeck.observing.tracing import trace_id_for
+from agentdeck.observing.tracing.ids import trace_id_for
 from agentdeck.settings import Settings
 from agentdeck.testing.otlp import OTLPReceiver
 from agentdeck.testing.trace_scenarios import agent_turn_with_tool

@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace.sampling import Decision, TraceIdRatioBased
 from otlp_trees import ExportedSpan, exported_spans
 
 from agentdeck.model.events import Event
-from agentdeck.observing.tracing import span_id_for, trace_id_for
+from agentdeck.observing.tracing.ids import span_id_for, trace_id_for
 from agentdeck.settings import Settings
 from agentdeck.testing.otlp import OTLPReceiver
 from agentdeck.testing.trace_scenarios import (

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from otlp_trees import ExportedSpan, exported_spans
 
 from agentdeck.model.events import Event
-from agentdeck.observing.tracing import span_id_for, trace_id_for
+from agentdeck.observing.tracing.ids import span_id_for, trace_id_for
 from agentdeck.testing.otlp import OTLPReceiver
 from agentdeck.testing.trace_scenarios import (
     EPOCH,

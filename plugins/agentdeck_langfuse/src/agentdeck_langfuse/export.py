@@ -3,8 +3,8 @@
 Imported only when a :class:`~agentdeck_langfuse.LangfuseObserver` starts, so building a deck
 never imports the SDK.
 
-Each :class:`~agentdeck.observing.tracing.SpanRecord` becomes one observation of the SDK's own
-wrapper class (``LangfuseAgent``, ``LangfuseGeneration``, ``LangfuseTool``, ...), which sets
+Each :class:`~agentdeck.observing.tracing.spans.SpanRecord` becomes one observation of the SDK's
+own wrapper class (``LangfuseAgent``, ``LangfuseGeneration``, ``LangfuseTool``, ...), which sets
 Langfuse's attributes (type, input, output, model, usage, level, environment) exactly as the SDK's
 own tracing does. The OpenTelemetry span underneath is started by us, on a ``TracerProvider`` owned
 by this plugin and never installed globally, with the record's start time and parent and with
@@ -44,7 +44,7 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_ON, Sampler, TraceIdRatioBas
 from opentelemetry.trace import Span
 
 from agentdeck.errors import ConfigError
-from agentdeck.observing.tracing import Rendered, SpanRecord, SpanStarted, SpanType
+from agentdeck.observing.tracing.spans import Rendered, SpanRecord, SpanStarted, SpanType
 from agentdeck_langfuse import __version__
 from agentdeck_langfuse.settings import LangfuseSettings
 

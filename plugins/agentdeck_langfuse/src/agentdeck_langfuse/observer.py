@@ -11,7 +11,7 @@ import anyio.to_thread
 from agentdeck.errors import ConfigError
 from agentdeck.model.events import Event
 from agentdeck.observing.capture import ContentPolicy
-from agentdeck.observing.tracing import TraceRenderer
+from agentdeck.observing.tracing.renderer import TraceRenderer
 from agentdeck.ports import Observer
 from agentdeck.settings import Settings
 from agentdeck_langfuse.settings import LangfuseSettings
@@ -35,7 +35,8 @@ class LangfuseObserver(Observer):
     events; a failed run's root carries level ``ERROR`` and its error code. Every observation
     carries the run's ``session_id`` (Langfuse's session) and, as metadata, its run ids and
     namespace. A nested run is placed under its parent's root, in the parent's trace. The
-    rendering is :class:`agentdeck.observing.tracing.TraceRenderer`'s, shared with every exporter.
+    rendering is :class:`agentdeck.observing.tracing.renderer.TraceRenderer`'s, shared with
+    every exporter.
 
     Constructing one contacts nothing and imports no SDK. :meth:`start` (the deck's open)
     reads the settings -- the deck's, handed over with :meth:`use_settings` or ``settings=``,

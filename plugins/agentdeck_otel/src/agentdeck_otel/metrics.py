@@ -13,7 +13,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 
-from agentdeck.observing.tracing import AttributeValue, SpanRecord, SpanType
+from agentdeck.observing.tracing.spans import AttributeValue, SpanRecord, SpanType
 from agentdeck_otel.config import ExportConfig
 
 __all__ = ["MetricExport"]

@@ -13,7 +13,8 @@ import anyio.to_thread
 from agentdeck.errors import ConfigError
 from agentdeck.model.events import Event
 from agentdeck.observing.capture import DEFAULT_MAX_BYTES, Capture, ContentPolicy
-from agentdeck.observing.tracing import Rendered, SpanRecord, TraceRenderer
+from agentdeck.observing.tracing.renderer import TraceRenderer
+from agentdeck.observing.tracing.spans import Rendered, SpanRecord
 from agentdeck.ports import Observer
 from agentdeck.settings import Settings
 from agentdeck_otel.config import SIGNALS, ExportConfig, parse_headers
@@ -33,11 +34,11 @@ class OTelObserver(Observer):
     """Exports every run as a trace, and run metrics, to an OTLP/HTTP endpoint.
 
     The traces are the ones the Langfuse plugin sends, rendered by the same
-    :class:`agentdeck.observing.tracing.TraceRenderer`: one trace per run, the run as its root span,
-    model calls, tool calls, waits and decisions under it, nested runs under their parent. Any
-    OTLP/HTTP receiver takes them: an OpenTelemetry Collector, the Datadog agent
-    (``http://127.0.0.1:4318``), Grafana Cloud (``.../otlp`` with a Basic ``Authorization``
-    header), Langfuse (``.../api/public/otel``, ``signals=("traces",)``).
+    :class:`agentdeck.observing.tracing.renderer.TraceRenderer`: one trace per run, the run as
+    its root span, model calls, tool calls, waits and decisions under it, nested runs under
+    their parent. Any OTLP/HTTP receiver takes them: an OpenTelemetry Collector, the Datadog
+    agent (``http://127.0.0.1:4318``), Grafana Cloud (``.../otlp`` with a Basic
+    ``Authorization`` header), Langfuse (``.../api/public/otel``, ``signals=("traces",)``).
 
     ``capture`` decides what content leaves the process (see :mod:`agentdeck.observing.capture`):
     ``off`` by default -- timings, outcomes, token counts and hashed ids only. ``headers`` (at most

@@ -1,7 +1,7 @@
 """Write rendered spans to OTLP/HTTP through the OpenTelemetry SDK, on a private provider.
 
-Each :class:`~agentdeck.observing.tracing.SpanRecord` becomes one OpenTelemetry span with the
-record's start and end times, its parent, and the ids the renderer derived from the run ids (so
+Each :class:`~agentdeck.observing.tracing.spans.SpanRecord` becomes one OpenTelemetry span with
+the record's start and end times, its parent, and the ids the renderer derived from the run ids (so
 spans a child run or another process exported line up). The provider belongs to the observer and is
 never installed as the global one: an application's own OpenTelemetry setup is left alone.
 """
@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.trace import Status, StatusCode
 
-from agentdeck.observing.tracing import AttributeValue, SpanLevel, SpanRecord, SpanType
+from agentdeck.observing.tracing.spans import AttributeValue, SpanLevel, SpanRecord, SpanType
 from agentdeck_otel.config import ExportConfig
 
 __all__ = ["SpanExport"]

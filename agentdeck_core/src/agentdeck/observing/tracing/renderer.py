@@ -1,0 +1,231 @@
+"""The trace renderer: one process's event stream in, finished span records out, run by run.
+
+:class:`TraceRenderer` keeps the table of open runs: it places each run that starts in its trace
+(a nested run under its parent's root), continues under the root another process exported a run
+first seen mid-way, hands every later event to :func:`~.event_spans.apply_event`, and finishes a
+run's root when the run ends — or, marked unfinished, when the stream ends first or the table is
+full.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from agentdeck.model.events import Event, RunStarted, Usage
+from agentdeck.observing.capture import ContentPolicy
+from agentdeck.observing.tracing.attributes import (
+    GEN_AI_AGENT_NAME,
+    GEN_AI_OPERATION_NAME,
+    INVOCABLE_KIND,
+    NAMESPACE,
+    RUN_CONTINUED,
+    RUN_ID,
+    RUN_PARENT_ID,
+    RUN_STATUS,
+    SPAN_UNFINISHED,
+    WORKFLOW_NAME,
+    usage_attributes,
+)
+from agentdeck.observing.tracing.event_spans import RunEnding, apply_event
+from agentdeck.observing.tracing.ids import span_id_for, trace_id_for
+from agentdeck.observing.tracing.run_spans import (
+    OpenSpan,
+    RunSpans,
+    announce_root,
+    close_children,
+    record,
+    remember,
+)
+from agentdeck.observing.tracing.spans import AttributeValue, Rendered, SpanType
+
+__all__ = ["TraceRenderer"]
+
+_KNOWN_KINDS = frozenset({"agent", "workflow", "graph"})
+
+
+class TraceRenderer:
+    """Turns one process's event stream into finished spans, run by run.
+
+    :meth:`feed` takes events in log order per run (interleaving across runs is fine) and
+    returns the spans each event finished -- usually none or one, several at a run's end --
+    preceded, for ``run.started``, by the root's :class:`SpanStarted`.
+    :meth:`close` finishes what is still open (runs suspended when the stream ends), marking it
+    unfinished. Not thread-safe: an observer feeds it from one task.
+
+    At most ``max_open_runs`` runs are tracked; beyond that the oldest is finished early (marked
+    unfinished), so a deck whose runs park forever cannot grow it without bound.
+    """
+
+    def __init__(self, policy: ContentPolicy | None = None, *, max_open_runs: int = 10_000):
+        self.policy = policy if policy is not None else ContentPolicy()
+        self._max_open_runs = max_open_runs
+        self._runs: dict[str, RunSpans] = {}
+
+    @property
+    def open_runs(self) -> int:
+        """How many runs have started (here) and not yet ended."""
+        return len(self._runs)
+
+    # ----------------------------------------------------------------------------- feeding
+
+    def feed(self, event: Event) -> list[Rendered]:
+        """The spans ``event`` started (a run's root) or finished."""
+        out: list[Rendered] = []
+        payload = event.payload
+        if isinstance(payload, RunStarted):
+            self._start(event, payload, out)
+            return out
+        run = self._runs.get(event.run_id)
+        if run is None:
+            run = self._continue(event, out)
+        run.last_ts = max(run.last_ts, event.ts)
+        ending = apply_event(self.policy, run, event, out)
+        if ending is not None:
+            self._end_run(run, event, ending, out)
+        return out
+
+    def close(self, now: datetime) -> list[Rendered]:
+        """Finish every open span as unfinished, ending no earlier than its run's last event."""
+        out: list[Rendered] = []
+        for run in list(self._runs.values()):
+            self._abandon(run, max(now, run.last_ts), out)
+        return out
+
+    # ----------------------------------------------------------------------------- lifecycle
+
+    def _start(self, event: Event, started: RunStarted, out: list[Rendered]) -> None:
+        policy = self.policy
+        parent = self._runs.get(event.parent_run_id) if event.parent_run_id else None
+        is_agent = started.invocable_kind == "agent"
+        generic = started.invocable_kind if started.invocable_kind in _KNOWN_KINDS else "run"
+        name = policy.name(started.name or event.origin, generic)
+        attributes = self._run_attributes(event)
+        attributes[INVOCABLE_KIND] = started.invocable_kind
+        if policy.names:
+            attributes[GEN_AI_OPERATION_NAME] = "invoke_agent" if is_agent else "invoke_workflow"
+            attributes[GEN_AI_AGENT_NAME if is_agent else WORKFLOW_NAME] = name
+        root = OpenSpan(
+            span_id=span_id_for(event.run_id, "run"),
+            name=name,
+            type=SpanType.AGENT if is_agent else SpanType.CHAIN,
+            start=event.ts,
+            attributes=attributes,
+            input=policy.text(started.input),
+        )
+        run = RunSpans(
+            run_id=event.run_id,
+            trace_id=self._trace_of(event, parent),
+            parent_span_id=self._parent_span_of(event, parent),
+            trace_name=parent.trace_name if parent is not None else name,
+            session_id=self._session_of(event, parent),
+            root=root,
+            continued=False,
+            boundary=event.ts,
+            last_ts=event.ts,
+        )
+        remember(run, root.input)
+        self._track(run, out)
+        out.append(announce_root(run))
+
+    def _continue(self, event: Event, out: list[Rendered]) -> RunSpans:
+        """A run first seen mid-way: continue under the root another process rendered."""
+        parent = self._runs.get(event.parent_run_id) if event.parent_run_id else None
+        continuation = OpenSpan(
+            span_id=span_id_for(event.run_id, f"continued:{event.seq}"),
+            name=self.policy.name(event.origin, "run"),
+            type=SpanType.SPAN,
+            start=event.ts,
+            attributes={**self._run_attributes(event), RUN_CONTINUED: True},
+        )
+        run = RunSpans(
+            run_id=event.run_id,
+            trace_id=self._trace_of(event, parent),
+            parent_span_id=span_id_for(event.run_id, "run"),
+            trace_name=parent.trace_name if parent is not None else continuation.name,
+            session_id=self._session_of(event, parent),
+            root=continuation,
+            continued=True,
+            boundary=event.ts,
+            last_ts=event.ts,
+        )
+        self._track(run, out)
+        out.append(announce_root(run))
+        return run
+
+    def _track(self, run: RunSpans, out: list[Rendered]) -> None:
+        self._runs[run.run_id] = run
+        while len(self._runs) > self._max_open_runs:
+            oldest = next(iter(self._runs.values()))
+            self._abandon(oldest, oldest.last_ts, out)
+
+    def _trace_of(self, event: Event, parent: RunSpans | None) -> str:
+        if parent is not None:
+            return parent.trace_id
+        # A parent this process never saw start is taken to be top-level: the only id it can
+        # know without reading the store.
+        return trace_id_for(event.parent_run_id or event.run_id)
+
+    def _parent_span_of(self, event: Event, parent: RunSpans | None) -> str | None:
+        if parent is not None:
+            return parent.root.span_id
+        return span_id_for(event.parent_run_id, "run") if event.parent_run_id else None
+
+    def _session_of(self, event: Event, parent: RunSpans | None) -> str | None:
+        if event.session_id is not None and self.policy.names:
+            return self.policy.identifier(event.session_id)
+        return parent.session_id if parent is not None else None
+
+    def _run_attributes(self, event: Event) -> dict[str, AttributeValue]:
+        policy = self.policy
+        attributes: dict[str, AttributeValue] = {RUN_ID: policy.identifier(event.run_id)}
+        if event.parent_run_id:
+            attributes[RUN_PARENT_ID] = policy.identifier(event.parent_run_id)
+        if policy.names and event.namespace is not None:
+            attributes[NAMESPACE] = policy.identifier(event.namespace)
+        return attributes
+
+    def _end_run(self, run: RunSpans, event: Event, ending: RunEnding, out: list[Rendered]) -> None:
+        close_children(self.policy, run, event.ts, out)
+        usage = ending.usage
+        total = usage if usage is not None and usage != Usage() else run.usage
+        attributes = {**run.root.attributes, **ending.extra, RUN_STATUS: ending.status}
+        attributes.update(usage_attributes(total))
+        out.append(
+            record(
+                self.policy,
+                run,
+                run.root,
+                end=event.ts,
+                level=ending.level,
+                status_message=ending.status_message,
+                output=ending.output,
+                usage=total,
+                attributes=attributes,
+                parent_span_id=run.parent_span_id,
+                run_root=not run.continued,
+            )
+        )
+        del self._runs[run.run_id]
+
+    def _abandon(self, run: RunSpans, end: datetime, out: list[Rendered]) -> None:
+        """End a run's open spans without an outcome (the stream ended first)."""
+        close_children(self.policy, run, end, out)
+        attributes = {
+            **run.root.attributes,
+            RUN_STATUS: run.status,
+            SPAN_UNFINISHED: True,
+            **usage_attributes(run.usage),
+        }
+        out.append(
+            record(
+                self.policy,
+                run,
+                run.root,
+                end=end,
+                usage=run.usage,
+                attributes=attributes,
+                parent_span_id=run.parent_span_id,
+                run_root=not run.continued,
+            )
+        )
+        del self._runs[run.run_id]
