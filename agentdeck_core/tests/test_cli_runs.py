@@ -23,8 +23,7 @@ import pytest
 import agentdeck
 from agentdeck import Deck, WorkflowCtx, workflow
 from agentdeck.cli import main
-from agentdeck.cli.common import state_settings
-from agentdeck.cli.runs import parse_duration
+from agentdeck.cli.common import parse_duration, state_settings
 from agentdeck.deck.runs import Run
 from agentdeck.errors import InvalidInputError, RunSuspendedError
 from agentdeck.memory import plugin as memory_plugin

@@ -160,10 +160,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "agentdeck.cli.project:RUN",
     "agentdeck.cli.project:CHAT",
     "agentdeck.cli.project:SERVE",
-    "agentdeck.cli.runs:RUNS",
+    "agentdeck.cli.runs.command:RUNS",
 )
 """``"module:attribute"`` references to :class:`Command` objects defined elsewhere in the core
-(``"agentdeck.cli.runs:RUNS"``), imported when the parser is built."""
+(``"agentdeck.cli.runs.command:RUNS"``), imported when the parser is built."""
 
 
 def commands() -> list[Command]:

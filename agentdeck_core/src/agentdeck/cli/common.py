@@ -13,18 +13,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import asdict
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import Enum
 from pathlib import Path
 from typing import Any, TextIO
 
 from agentdeck.bindings.transcript import Style
 from agentdeck.deck.deck import Deck
-from agentdeck.errors import ConfigError
+from agentdeck.errors import ConfigError, InvalidInputError, NotFoundError
 from agentdeck.plugins.host import redact_url
 from agentdeck.ports import RunRecord
 from agentdeck.runtime.runtime import Runtime
@@ -36,13 +37,16 @@ __all__ = [
     "EXIT_OK",
     "EXIT_SUSPENDED",
     "EXIT_USAGE",
+    "RUN_ID_HELP",
     "Output",
     "add_json_option",
     "add_project_option",
     "add_state_options",
     "describe_state",
     "exit_status_for",
+    "find_run",
     "open_deck",
+    "parse_duration",
     "parse_input",
     "record_dict",
     "run_async",
@@ -65,6 +69,9 @@ EPILOG_STATE = (
     "else AGENTDECK_STATE (and config.yaml). Exit status: 0 ok, 1 failed, 2 usage or "
     "configuration error, 3 the run is suspended."
 )
+
+RUN_ID_HELP = "the run's id"
+"""The help of a command's RUN_ID argument."""
 
 
 # =========================================================================== options
@@ -163,6 +170,14 @@ def runtime_of(deck: Deck) -> Runtime:
     return deck._require_open()
 
 
+async def find_run(deck: Deck, run_id: str) -> RunRecord:
+    """The record of run ``run_id`` in the deck's store; :class:`NotFoundError` if it has none."""
+    record = await runtime_of(deck).store.get_run(run_id)
+    if record is None:
+        raise NotFoundError(f"no run with id '{run_id}' in this store", what="run", name=run_id)
+    return record
+
+
 def describe_state(settings: Settings) -> str:
     """Where the events and control live, credentials hidden (for messages)."""
     return f"events {redact_url(settings.events_url)}, control {redact_url(settings.control_url)}"
@@ -199,6 +214,23 @@ def parse_input(text: str, *, kind: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90s``, ``30m``, ``12h``, ``7d``, ``2w`` or a sum such as ``1h30m``."""
+    compact = text.replace(" ", "").lower()
+    parts = _DURATION.findall(compact)
+    if not compact or "".join(n + u for n, u in parts) != compact:
+        raise InvalidInputError(
+            f"{text!r} is not a duration; accepted: a number and a unit s, m, h, d or w, or a "
+            "sum of them (90s, 30m, 12h, 7d, 2w, 1h30m)",
+            field="duration",
+        )
+    return timedelta(seconds=sum(float(n) * _UNITS[u] for n, u in parts))
 
 
 # =========================================================================== output

@@ -1,0 +1,6 @@
+"""``agentdeck runs``: list, show, follow, answer, signal and prune runs in any configured store.
+
+One module per family of subcommands — :mod:`.reading` (``list``, ``show``, ``tail``),
+:mod:`.acting` (``answer``, ``signal``) and :mod:`.prune` — and :mod:`.command`, which puts them
+under ``agentdeck runs``.
+"""
