@@ -13,8 +13,8 @@ package group the ports by family and are free to move names between them:
 
 * :mod:`.stores` -- :class:`EventStore` and the records and queries it takes and returns;
 * :mod:`.control` -- :class:`ControlPort` and :class:`LeasePort`;
-* :mod:`.engines` -- :class:`Engine` and what a play receives (:class:`Invocation`,
-  :class:`EngineRequest`, ...);
+* :mod:`.engines` -- :class:`Engine`, :class:`HeadlessEngine`, :class:`EngineRef` and what a
+  play receives (:class:`Invocation`, :class:`EngineRequest`, ...);
 * :mod:`.surfaces` -- :class:`Observer`, :class:`Binding`, :class:`ListenerBinding`;
 * :mod:`.backends` -- :class:`BackendRequest`, :class:`SessionFactory`,
   :class:`CheckpointerFactory`.
@@ -26,9 +26,11 @@ from agentdeck.ports.engines import (
     ControlDirective,
     Engine,
     EngineCapabilities,
+    EngineRef,
     EngineRequest,
     EngineStateArea,
     Entry,
+    HeadlessEngine,
     Invocable,
     Invocation,
 )
@@ -54,10 +56,12 @@ __all__ = [
     "ControlSignal",
     "Engine",
     "EngineCapabilities",
+    "EngineRef",
     "EngineRequest",
     "EngineStateArea",
     "Entry",
     "EventStore",
+    "HeadlessEngine",
     "Invocable",
     "Invocation",
     "LeasePort",

@@ -1,21 +1,27 @@
-"""The engine ports: what an engine implements and what it receives to play a run.
+"""The engine ports: what an engine implements, what it receives to play a run, and how it is
+registered without importing its SDK.
 
 An :class:`Engine` executes one kind of definition (an ``Agent``, a ``@workflow``, a graph): it
 compiles definitions when a deck builds and plays one run at a time as a stream of payloads,
 checking for control at its declared safe points. :class:`Invocation` is everything one play
-receives; :class:`EngineRequest` what the engine is built with. The :class:`Engine` docstrings
-are the contract ``agentdeck.testing.EngineContract`` checks. Import these names from
+receives; :class:`EngineRequest` what the engine is built with. A :class:`HeadlessEngine` can
+also run a definition once without a deck (``Agent.run()``). :class:`EngineRef` names an engine
+class by import path, so registering it imports nothing. The :class:`Engine` docstrings are the
+contract ``agentdeck.testing.EngineContract`` checks. Import these names from
 :mod:`agentdeck.ports`.
 """
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from agentdeck.errors import ConfigError
 from agentdeck.model.clock import Clock, SystemClock
 from agentdeck.model.content import ContentBlock, DataBlock, content_blocks
 from agentdeck.model.events import Event, Payload
@@ -29,9 +35,11 @@ __all__ = [
     "ControlDirective",
     "Engine",
     "EngineCapabilities",
+    "EngineRef",
     "EngineRequest",
     "EngineStateArea",
     "Entry",
+    "HeadlessEngine",
     "Invocable",
     "Invocation",
 ]
@@ -221,3 +229,95 @@ class Engine(ABC):
     @abstractmethod
     def play(self, invocation: Invocation) -> AsyncIterator[Payload]:
         """Run (or continue) one run, yielding its payloads."""
+
+
+class HeadlessEngine(Engine):
+    """An engine that can also run a definition once without a deck: :meth:`agentdeck.Agent.run`.
+
+    Subclass this instead of :class:`Engine` to offer headless runs; a lazy registration says
+    so with ``EngineRef(..., headless=True)``, so ``Agent.run()`` finds the engine without
+    importing any other. The host checks the two agree when it resolves the reference.
+    """
+
+    @abstractmethod
+    async def run_headless(self, definition: object, input: Any, *, session: Any = None) -> Any:
+        """Run ``definition`` once and return the engine SDK's own result object.
+
+        Called on an unopened engine built for the caller's settings, and only for a definition
+        :meth:`accepts` claims. Nothing of a run is there: no run id, no log, no observers, no
+        safe points, no context (a tool that declares a ``ToolCtx`` refuses with
+        :class:`~agentdeck.errors.ContextTypeError`). ``input`` is what ``Agent.run()`` was
+        given (a string or content blocks); ``session`` is the engine's own conversation memory
+        to continue, or ``None``. Typed ``Any`` because the result and the session belong to the
+        SDK, which the core never imports.
+        """
+
+
+# =========================================================================== registration
+
+
+_TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineRef:
+    """An engine class named by import path, so registering it imports nothing.
+
+    ``register(EngineRef("mypkg.engine:MyEngine", name="mine"), description=...)`` in
+    ``agentdeck_register_engines`` costs a string: the module (and the engine SDK it imports) is
+    loaded the first time a deck builds. ``name`` and ``headless`` restate what the class
+    declares (its :attr:`Engine.name`, whether it is a :class:`HeadlessEngine`), so the host can
+    list, deduplicate and pick engines for ``Agent.run()`` before importing any; :meth:`load`
+    refuses a class that disagrees.
+    """
+
+    target: str
+    """``"package.module:ClassName"``."""
+    name: str
+    """The class's :attr:`Engine.name`."""
+    headless: bool = False
+    """Whether the class is a :class:`HeadlessEngine`."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.target, str) or not _TARGET.match(self.target):
+            raise ConfigError(
+                f"EngineRef target {self.target!r} is not an import path; "
+                "accepted: 'package.module:ClassName'"
+            )
+
+    def load(self) -> type[Engine]:
+        """Import the class and check it is the engine this reference declares.
+
+        Raises :class:`~agentdeck.errors.ConfigError` when the module does not import, the
+        attribute is missing or is not an :class:`Engine` subclass, or its ``name`` or headless
+        support differ from the declared ones. Not cached: the host resolves each reference
+        once and keeps the class.
+        """
+        module_name, _, qualname = self.target.partition(":")
+        try:
+            found: object = import_module(module_name)
+            for part in qualname.split("."):
+                found = getattr(found, part)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(
+                f"engine '{self.name}' ({self.target}) cannot be loaded: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if not (isinstance(found, type) and issubclass(found, Engine)):
+            raise ConfigError(
+                f"engine '{self.name}': {self.target} is {found!r}, not an Engine subclass"
+            )
+        declared = getattr(found, "name", None)
+        if declared != self.name:
+            raise ConfigError(
+                f"engine '{self.name}': {self.target} declares name = {declared!r}; "
+                "the reference and the class must agree"
+            )
+        if issubclass(found, HeadlessEngine) != self.headless:
+            says = "is" if self.headless else "is not"
+            actual = "is not" if self.headless else "is"
+            raise ConfigError(
+                f"engine '{self.name}': the reference says it {says} headless, but "
+                f"{self.target} {actual} a HeadlessEngine; fix headless= or the class"
+            )
+        return found
