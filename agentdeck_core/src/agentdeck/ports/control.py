@@ -45,8 +45,10 @@ class ControlPort(ABC):
     """
 
     shared: ClassVar[bool] = False
+    """Whether other processes see the same requests (what lets another process pause a run)."""
 
     url: str = ""
+    """The URL the backend was built for, as the deck's settings gave it."""
 
     async def open(self) -> None:
         """Connect and create the schema. Called once before any other method."""
@@ -97,8 +99,10 @@ class LeasePort(ABC):
     """
 
     shared: ClassVar[bool] = False
+    """Whether other processes see the same leases (what lets another process free a session)."""
 
     url: str = ""
+    """The URL the backend was built for, as the deck's settings gave it."""
 
     async def open(self) -> None:
         """Connect and create the schema. Called once before any other method."""

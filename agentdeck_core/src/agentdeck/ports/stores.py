@@ -45,10 +45,12 @@ class NewRun:
 
     @property
     def key(self) -> str | None:
+        """The caller's idempotency key (``run.started.key``), claimed with the run."""
         return self.started.key
 
     @property
     def name(self) -> str:
+        """The name the caller addressed (``run.started.name``)."""
         return self.started.name
 
 
@@ -83,6 +85,7 @@ class RunRecord:
 
     @property
     def is_terminal(self) -> bool:
+        """Whether the run has ended (completed, failed or cancelled): nothing more is appended."""
         return self.status in TERMINAL
 
 
@@ -102,6 +105,7 @@ class OpenOutcome:
 
     @property
     def opened(self) -> bool:
+        """Whether this open won: ``run.started`` was recorded as :attr:`event`."""
         return self.event is not None
 
 
@@ -128,6 +132,7 @@ class RunQuery:
     cursor: str | None = None
 
     def statuses(self) -> frozenset[RunStatus] | None:
+        """:attr:`status` as a set (``None``: any status), however it was given."""
         if self.status is None:
             return None
         if isinstance(self.status, RunStatus):
@@ -137,6 +142,9 @@ class RunQuery:
 
 @dataclass(frozen=True, slots=True)
 class RunPage:
+    """One page of :meth:`EventStore.list_runs`: the runs, oldest first, and the cursor of the
+    next page (``None`` on the last one)."""
+
     runs: list[RunRecord]
     next_cursor: str | None = None
 
@@ -175,6 +183,7 @@ class EventStore(ABC):
     """Whether other processes see the same runs."""
 
     url: str = ""
+    """The URL the store was built for, as the deck's settings gave it."""
 
     async def open(self) -> None:
         """Connect and create or migrate the schema. Called once before any other method."""
