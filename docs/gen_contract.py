@@ -98,8 +98,7 @@ def markdown(doc: str, link: Linker) -> str:
 def _inline(text: str, link: Linker) -> str:
     def role(match: re.Match[str]) -> str:
         target = match["target"]
-        short = match["tilde"] or match["role"] != "mod"
-        shown = target.rsplit(".", 1)[-1] if short else target
+        shown = target.rsplit(".", 1)[-1] if match["tilde"] else target  # as Sphinx shows it
         href = link(match["role"], target)
         return f"[`{shown}`]({href})" if href else f"`{shown}`"
 
@@ -158,7 +157,11 @@ def hooks_markdown() -> str:
     from agentdeck.plugins import hookspecs
 
     port_names = set(ports.__all__)
-    callbacks = [name for name in hookspecs.__all__ if name.startswith("Register")]
+    callbacks = [  # in source order
+        name
+        for name, value in vars(hookspecs).items()
+        if name.startswith("Register") and isinstance(value, type)
+    ]
 
     def link(role: str, target: str) -> str | None:
         last = target.rsplit(".", 1)[-1]
@@ -201,9 +204,16 @@ def hooks_markdown() -> str:
     ]
     for name in callbacks:
         protocol = getattr(hookspecs, name)
-        lines += ["", f"### `{name}` {{#{_anchor(name)}}}", ""]
-        lines += [f"`register{_signature_of(protocol.__call__)}`", ""]
-        lines += [markdown(protocol.__doc__ or "", link)]
+        call = _signature_of(protocol.__call__)
+        variables = [variable.__name__ for variable in getattr(protocol, "__parameters__", ())]
+        for variable in variables:
+            call = re.sub(rf"\b{variable}\b", "Port", call)
+        shown = f"{name}[Port]" if variables else name
+        lines += ["", f"### `{shown}` {{#{_anchor(name)}}}", ""]
+        lines += [markdown(protocol.__doc__ or "", link), ""]
+        lines += [f"`register{call}`"]
+        if variables:
+            lines += ["", "`Port` is the type argument: the port each factory must return."]
     return "\n".join(lines)
 
 

@@ -46,6 +46,7 @@ async def main() -> None:
         agentdeck.memory.plugin, agentdeck.native.plugin, observer_plugin
     )
     tally = host.observer("tally", prefix="seen ")  # what settings or the CLI name
+    assert isinstance(tally, Tally)
     async with Deck(
         workflows=[greet], plugins=host, observers=[tally], settings=Settings(env={})
     ) as deck:

@@ -68,7 +68,7 @@ _Port = TypeVar("_Port", contravariant=True)
 
 
 class RegisterScheme(Protocol[_Port]):
-    """``register(scheme, factory, *, description="")``: one backend per URL scheme.
+    """The ``register`` of a backend hook: one backend factory per URL scheme.
 
     ``scheme`` is lower-case and bare (``"sqlite"``, not ``"sqlite://"``); register each spelling
     you serve (``redis`` and ``rediss`` are two schemes). ``factory(request)`` is called with a
@@ -87,7 +87,7 @@ class RegisterScheme(Protocol[_Port]):
 
 
 class RegisterNamed(Protocol[_Port]):
-    """``register(name, factory, *, description="")``: a component chosen by name.
+    """The ``register`` of a component hook: one factory per name.
 
     ``name`` is a word (letters, digits, ``_ . -``) that settings, the CLI and
     ``host.observer(name)`` / ``host.binding(name)`` use; ``factory(**options)`` builds the
@@ -101,7 +101,7 @@ class RegisterNamed(Protocol[_Port]):
 
 
 class RegisterEngine(Protocol):
-    """``register(engine, *, description="")``: an engine class, or a lazy reference to one.
+    """The ``register`` of :func:`agentdeck_register_engines`: an engine class, or a reference.
 
     ``engine`` is a concrete :class:`~agentdeck.ports.Engine` subclass, registered under its
     declared ``name``; or an :class:`~agentdeck.ports.EngineRef`
@@ -114,7 +114,11 @@ class RegisterEngine(Protocol):
 
 
 class RegisterSettings(Protocol):
-    """``register(section)``: one :class:`~agentdeck.settings.SettingsSection` subclass."""
+    """The ``register`` of :func:`agentdeck_register_settings`: one section class at a time.
+
+    ``section`` is a :class:`~agentdeck.settings.SettingsSection` subclass that declares its
+    ``section`` key (its ``config.yaml`` key) and an ``env_prefix`` of its own.
+    """
 
     def __call__(self, section: type[SettingsSection], /) -> None: ...
 

@@ -305,11 +305,10 @@ def _named_register(
     kind: NamedKind[Any], owner: _Owner, staged: list[Registration]
 ) -> Callable[..., None]:
     def register(name: object, factory: object, *, description: object = "") -> None:
-        _check_name(kind.what, name)
-        assert isinstance(name, str)
-        _check_factory(kind.what, name, factory)
+        checked = _checked_name(kind.what, name)
+        _check_factory(kind.what, checked, factory)
         staged.append(
-            owner.record(kind.key, name, factory, _description(kind.what, name, description))
+            owner.record(kind.key, checked, factory, _description(kind.what, checked, description))
         )
 
     return register
@@ -341,8 +340,7 @@ def _engine_register(owner: _Owner, staged: list[Registration]) -> Callable[...,
                 f"factory); {_engine_how(named_class, name)}"
             )
         if isinstance(engine, EngineRef):
-            _check_name("engine", engine.name)
-            name = engine.name
+            name = _checked_name("engine", engine.name)
         elif isinstance(engine, type) and issubclass(engine, Engine):
             name = _declared_name(engine)
         else:
@@ -371,11 +369,12 @@ def _settings_register(owner: _Owner, staged: list[Registration]) -> Callable[..
     return register
 
 
-def _check_name(what: str, name: object) -> None:
+def _checked_name(what: str, name: object) -> str:
     if not isinstance(name, str) or not _COMPONENT_NAME.match(name):
         raise RegistrationRefused(
             f"{what} name {name!r} must be a non-empty word (letters, digits, _ . -)"
         )
+    return name
 
 
 def _check_factory(what: str, name: str, factory: object) -> None:
@@ -396,7 +395,7 @@ def _declared_name(engine: type[Engine]) -> str:
             f"engine class {engine.__qualname__} declares no name; give it a class attribute "
             "name: ClassVar[str] = '<name>' (the name decks and listings use)"
         )
-    _check_name("engine", name)
+    _checked_name("engine", name)
     if inspect.isabstract(engine):
         missing = ", ".join(sorted(getattr(engine, "__abstractmethods__", ())))
         raise RegistrationRefused(
