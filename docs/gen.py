@@ -12,6 +12,10 @@ prose can explain what the block lists while the block itself cannot drift from 
 * ``docs/reference/http.md`` -- the OpenAPI document of the HTTP binding (``Native.http()``,
   with API keys configured so the security requirements show), rendered route by route;
 * ``docs/reference/events.md`` -- every event kind's payload, from ``agentdeck.model.events``;
+* ``docs/reference/hooks.md`` -- every plugin hook with its ``register`` type and a runnable
+  example, and ``docs/reference/ports.md`` -- every port with its contract docstrings, both by
+  ``docs/gen_contract.py`` (a module of its own: rendering Python objects is a job apart from
+  rendering settings, schemas and commands);
 * ``docs/cli.md`` -- every command's ``--help``, by :func:`agentdeck.cli.update_reference`.
 
 Generation needs the core and every first-party plugin installed (a plugin missing from the
@@ -22,6 +26,7 @@ environment would silently drop its settings section, so that is refused, naming
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import inspect
 import re
 import shutil
@@ -31,6 +36,7 @@ import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -525,6 +531,41 @@ _UNDOCUMENTED: dict[str, str] = {}
 """Fallback summaries for payload classes without a docstring of their own (none today)."""
 
 
+# =========================================================================== the plugin contract
+
+
+def _load_contract() -> ModuleType:
+    """``docs/gen_contract.py``, loaded by path (docs/ is no package and not on ``sys.path``)."""
+    name = "agentdeck_docs_gen_contract"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, DOCS / "gen_contract.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+contract = _load_contract()
+
+
+def hooks_markdown() -> str:
+    """Every hook of ``agentdeck.plugins.hookspecs`` with its example (``docs/gen_contract.py``)."""
+    try:
+        return str(contract.hooks_markdown())
+    except contract.GenerationError as problem:
+        raise GenerationError(str(problem)) from problem
+
+
+def ports_markdown() -> str:
+    """Every port of ``agentdeck.ports`` with its contract (``docs/gen_contract.py``)."""
+    try:
+        return str(contract.ports_markdown())
+    except contract.GenerationError as problem:
+        raise GenerationError(str(problem)) from problem
+
+
 # =========================================================================== pages
 
 
@@ -532,6 +573,8 @@ PAGES = (
     Page(DOCS / "reference" / "settings.md", settings_markdown),
     Page(DOCS / "reference" / "http.md", http_markdown),
     Page(DOCS / "reference" / "events.md", events_markdown),
+    Page(DOCS / "reference" / "hooks.md", hooks_markdown),
+    Page(DOCS / "reference" / "ports.md", ports_markdown),
 )
 
 

@@ -2,13 +2,19 @@
 
 ``docs/gen.py`` renders the settings reference from the settings classes the core and every
 first-party plugin register, the HTTP wire reference from the binding's OpenAPI document, the
-events reference from the payload models, and (through ``agentdeck.cli``) the CLI reference. A
-page that differs from what the code says fails here with the command that regenerates it.
+events reference from the payload models, the hooks and ports references from
+``agentdeck.plugins.hookspecs``, ``docs/examples/hooks/`` and ``agentdeck.ports``, and (through
+``agentdeck.cli``) the CLI reference. A page that differs from what the code says fails here with
+the command that regenerates it; a hook without a section or an example, or a port without a
+section, fails too.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import inspect
+import runpy
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -107,3 +113,86 @@ def test_splice_replaces_only_the_generated_block() -> None:
     assert spliced == f"# Title\n\nprose\n\n{gen.BEGIN}\n\nnew\n\n{gen.END}\n\nmore prose\n"
     with pytest.raises(gen.GenerationError, match="no"):
         gen.splice("# no markers\n", "new", where="page.md")
+
+
+# --- the plugin contract: hooks and ports --------------------------------------------------------
+
+
+def test_the_hooks_reference_has_a_section_and_its_example_for_every_hook() -> None:
+    from agentdeck.plugins import hookspecs
+
+    text = (ROOT / "docs" / "reference" / "hooks.md").read_text(encoding="utf-8")
+    hooks = gen.contract.hook_names(hookspecs)
+    assert hooks, "no hooks found in agentdeck.plugins.hookspecs"
+    for hook in hooks:
+        heading = f"### `{hook}` {{#{hook}}}"
+        assert heading in text, f"{hook} has no section in hooks.md"
+        example = gen.contract.example_path(hook)
+        assert example.is_file(), f"{hook} has no example ({example})"
+        section = text.split(heading, 1)[1].split("\n### ", 1)[0]
+        assert example.read_text(encoding="utf-8").strip() in section, f"{hook}: example missing"
+
+
+def test_the_hooks_reference_lists_hooks_in_the_spec_modules_order() -> None:
+    from agentdeck.plugins import hookspecs
+
+    text = (ROOT / "docs" / "reference" / "hooks.md").read_text(encoding="utf-8")
+    in_spec = [hook for _, _, hooks in gen.contract.hook_groups(hookspecs) for hook in hooks]
+    on_page = [hook for hook in in_spec if f"### `{hook}`" in text]
+    assert sorted(in_spec) == gen.contract.hook_names(hookspecs)  # every hook is in a group
+    assert on_page == sorted(on_page, key=lambda hook: text.index(f"### `{hook}`"))
+    assert on_page == in_spec
+
+
+def test_every_example_in_docs_examples_hooks_is_some_hooks_example() -> None:
+    from agentdeck.plugins import hookspecs
+
+    hooks = set(gen.contract.hook_names(hookspecs))
+    for example in sorted(gen.contract.EXAMPLES.glob("*.py")):
+        assert example.stem in hooks, f"{example.name} names no hook of agentdeck.plugins.hookspecs"
+
+
+def test_a_hook_without_an_example_cannot_be_generated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gen.contract, "EXAMPLES", tmp_path)
+
+    with pytest.raises(gen.contract.GenerationError, match="has no example"):
+        gen.contract.hooks_markdown()
+    assert gen.main(["--check"]) == 2  # reported, not a traceback
+
+
+@pytest.mark.parametrize(
+    "example",
+    sorted((ROOT / "docs" / "examples" / "hooks").glob("*.py")),
+    ids=lambda path: path.stem,
+)
+def test_each_hook_example_runs_on_its_own(
+    example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The page's blocks share one namespace in the docs harness; here each runs alone, so no
+    # example leans on a name another one defined.
+    monkeypatch.chdir(tmp_path)
+    runpy.run_path(str(example), run_name="__main__")
+
+
+def test_the_ports_reference_has_a_section_for_every_port() -> None:
+    import agentdeck.ports
+
+    text = (ROOT / "docs" / "reference" / "ports.md").read_text(encoding="utf-8")
+    for name in agentdeck.ports.__all__:
+        assert f"### `{name}` {{#{name.lower()}}}" in text, name
+
+
+def test_a_port_method_without_a_docstring_cannot_be_generated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import agentdeck.ports.control as control
+
+    source = inspect.getsource(control).replace(
+        '"""Record a request; ``False`` if one with this verb was already pending."""', "..."
+    )
+    monkeypatch.setitem(gen.contract._TREES, control.__name__, ast.parse(source))
+
+    with pytest.raises(gen.contract.GenerationError, match=r"ControlPort\.request has no doc"):
+        gen.contract.ports_markdown()

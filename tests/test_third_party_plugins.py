@@ -1,10 +1,11 @@
 """Third-party plugins, through real installed entry points.
 
 The nox ``e2e`` session installs two fixture distributions from ``tests/fixture_plugins/``:
-``adk-thirdparty-fixture`` (entry point ``thirdparty``: an event store for ``thirdparty://`` and
-a settings section) and ``adk-broken-fixture`` (entry point ``broken``, whose module raises at
-import). Nothing here registers a plugin by hand: the host finds both by scanning installed
-distributions, as it would for any package a user installs.
+``adk-thirdparty-fixture`` (entry point ``thirdparty``: an event store for ``thirdparty://``, a
+settings section, and an engine registered by reference) and ``adk-broken-fixture`` (entry
+point ``broken``, whose module raises at import). Nothing here registers a plugin by hand: the
+host finds both by scanning installed distributions, as it would for any package a user
+installs.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -26,6 +29,7 @@ if importlib.util.find_spec("adk_thirdparty") is None:
 
 from adk_thirdparty import ThirdPartyEventStore, ThirdPartySettings
 
+from agentdeck import Deck, TextBlock
 from agentdeck.cli import main
 from agentdeck.errors import ConfigError
 from agentdeck.model.events import Report, RunStarted
@@ -50,7 +54,11 @@ def test_the_third_party_plugin_is_discovered_and_attributed_to_its_distribution
     assert thirdparty.distribution == "adk-thirdparty-fixture"
     assert thirdparty.version == "0.1.0"
     assert thirdparty.module == "adk_thirdparty.plugin"
-    assert thirdparty.provides == {"event_stores": ["thirdparty"], "settings": ["thirdparty"]}
+    assert thirdparty.provides == {
+        "event_stores": ["thirdparty"],
+        "engines": ["thirdparty-echo"],
+        "settings": ["thirdparty"],
+    }
     [registration] = [r for r in host.registrations("event_stores") if r.name == "thirdparty"]
     assert registration.distribution == "adk-thirdparty-fixture"
 
@@ -91,6 +99,34 @@ def test_the_state_root_selects_the_third_party_store_and_names_itself_when_lack
         host.control_port(BackendRequest(settings.control_url, settings=settings))
     assert caught.value.setting == "AGENTDECK_STATE"
     assert caught.value.accepted is not None and "memory" in caught.value.accepted
+
+
+async def test_a_deck_runs_a_definition_on_the_third_party_engine(host: PluginHost) -> None:
+    from adk_thirdparty.engine import Echo
+
+    settings = Settings(env={"AGENTDECK_STATE": "memory://thirdparty-engine"})
+    async with Deck(workflows=[Echo("echo")], plugins=host, settings=settings) as deck:
+        assert await deck.run("echo", "hello") == [TextBlock(text="hello")]
+
+
+_LOAD_THEN_BUILD = """
+import json, sys, warnings
+from agentdeck.plugins.host import PluginHost
+warnings.simplefilter("ignore")
+host = PluginHost.discover({})
+at_load = "adk_thirdparty.engine" in sys.modules
+host.engine("thirdparty-echo")
+print(json.dumps([at_load, "adk_thirdparty.engine" in sys.modules]))
+"""
+
+
+def test_the_third_party_engine_module_is_imported_only_when_a_deck_needs_it() -> None:
+    # A fresh interpreter: this process may have imported the engine module already.
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_THEN_BUILD], capture_output=True, text=True, check=True
+    )
+
+    assert json.loads(done.stdout) == [False, True]
 
 
 def test_the_plugins_settings_section_reads_the_decks_environment(host: PluginHost) -> None:

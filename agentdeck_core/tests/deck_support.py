@@ -9,7 +9,7 @@ from typing import Any
 import agentdeck
 from agentdeck import Deck, ManualClock
 from agentdeck.memory import plugin as memory_plugin
-from agentdeck.plugins.hookspecs import RegisterNamed
+from agentdeck.plugins.hookspecs import RegisterEngine
 from agentdeck.plugins.host import PluginHost
 from agentdeck.settings import Settings
 from agentdeck.testing import ScriptedEngine
@@ -17,8 +17,8 @@ from agentdeck.testing import ScriptedEngine
 
 class ScriptedEnginePlugin:
     @agentdeck.hookimpl
-    def agentdeck_register_engines(self, register: RegisterNamed) -> None:
-        register("scripted", ScriptedEngine)
+    def agentdeck_register_engines(self, register: RegisterEngine) -> None:
+        register(ScriptedEngine)
 
 
 def host(*extra: object) -> PluginHost:

@@ -35,7 +35,7 @@ from agentdeck.model.events import (
     ToolCallStarted,
 )
 from agentdeck.native import plugin as native_plugin
-from agentdeck.plugins.hookspecs import RegisterNamed
+from agentdeck.plugins.hookspecs import RegisterEngine
 from agentdeck.plugins.host import PluginHost
 from agentdeck.settings import Settings
 from agentdeck.testing import ScriptedEngine
@@ -109,8 +109,8 @@ HELPER = Script(
 
 class _ScriptedPlugin:
     @agentdeck.hookimpl
-    def agentdeck_register_engines(self, register: RegisterNamed) -> None:
-        register("scripted", ScriptedEngine)
+    def agentdeck_register_engines(self, register: RegisterEngine) -> None:
+        register(ScriptedEngine)
 
 
 @dataclass

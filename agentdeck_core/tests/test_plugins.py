@@ -33,7 +33,7 @@ from agentdeck.plugins.host import (
     default_host,
     scheme_of,
 )
-from agentdeck.ports import BackendRequest, Engine, Invocable, Invocation, Observer
+from agentdeck.ports import BackendRequest, Engine, EventStore, Invocable, Invocation, Observer
 from agentdeck.settings import Settings, SettingsSection
 
 # --------------------------------------------------------------------------- in-test plugins
@@ -46,7 +46,9 @@ class StorePlugin:
         self.schemes = schemes
 
     @agentdeck.hookimpl
-    def agentdeck_register_event_stores(self, register: hookspecs.RegisterScheme) -> None:
+    def agentdeck_register_event_stores(
+        self, register: hookspecs.RegisterScheme[EventStore]
+    ) -> None:
         for scheme in self.schemes:
             register(scheme, _tagged_store(scheme), description=f"{scheme} test store")
 
@@ -68,22 +70,26 @@ class RaisesHalfway:
     """Registers a store, an engine, then raises: nothing of it may survive."""
 
     @agentdeck.hookimpl
-    def agentdeck_register_event_stores(self, register: hookspecs.RegisterScheme) -> None:
+    def agentdeck_register_event_stores(
+        self, register: hookspecs.RegisterScheme[EventStore]
+    ) -> None:
         register("half", _tagged_store("half"))
         raise RuntimeError("lost my config")
 
     @agentdeck.hookimpl
-    def agentdeck_register_engines(self, register: hookspecs.RegisterNamed) -> None:
-        register("half-engine", EchoEngine)
+    def agentdeck_register_engines(self, register: hookspecs.RegisterEngine) -> None:
+        register(EchoEngine)
 
 
 class UnknownHook:
     @agentdeck.hookimpl
-    def agentdeck_register_event_stores(self, register: hookspecs.RegisterScheme) -> None:
+    def agentdeck_register_event_stores(
+        self, register: hookspecs.RegisterScheme[EventStore]
+    ) -> None:
         register("typo", _tagged_store("typo"))
 
     @agentdeck.hookimpl
-    def agentdeck_register_stroes(self, register: hookspecs.RegisterScheme) -> None:
+    def agentdeck_register_stroes(self, register: hookspecs.RegisterScheme[EventStore]) -> None:
         """Misspelled: no such hook."""
 
 
@@ -93,7 +99,9 @@ class OptionalUnknownHook:
         """A hook from a newer core, declared optional: allowed."""
 
     @agentdeck.hookimpl
-    def agentdeck_register_event_stores(self, register: hookspecs.RegisterScheme) -> None:
+    def agentdeck_register_event_stores(
+        self, register: hookspecs.RegisterScheme[EventStore]
+    ) -> None:
         register("future", _tagged_store("future"))
 
 
@@ -121,11 +129,11 @@ class CountingObserver(Observer):
 
 class ComponentsPlugin:
     @agentdeck.hookimpl
-    def agentdeck_register_engines(self, register: hookspecs.RegisterNamed) -> None:
-        register("echo", EchoEngine, description="echoes")
+    def agentdeck_register_engines(self, register: hookspecs.RegisterEngine) -> None:
+        register(EchoEngine, description="echoes")
 
     @agentdeck.hookimpl
-    def agentdeck_register_observers(self, register: hookspecs.RegisterNamed) -> None:
+    def agentdeck_register_observers(self, register: hookspecs.RegisterNamed[Observer]) -> None:
         register("counting", CountingObserver)
 
 
@@ -242,7 +250,9 @@ def test_an_unknown_observer_name_lists_the_available_ones() -> None:
 def test_a_factory_returning_the_wrong_type_is_blamed_on_its_plugin() -> None:
     class WrongStore:
         @agentdeck.hookimpl
-        def agentdeck_register_event_stores(self, register: hookspecs.RegisterScheme) -> None:
+        def agentdeck_register_event_stores(
+            self, register: hookspecs.RegisterScheme[EventStore]
+        ) -> None:
             register("wrong", lambda request: object())
 
     host = PluginHost.from_plugins(source("wrongplug", WrongStore(), "wrong-dist"))
@@ -385,7 +395,9 @@ def test_a_plugin_whose_registration_raises_is_skipped_and_rolled_back() -> None
 def test_a_malformed_registration_is_refused_and_the_plugin_skipped() -> None:
     class SchemeWithSlashes:
         @agentdeck.hookimpl
-        def agentdeck_register_event_stores(self, register: hookspecs.RegisterScheme) -> None:
+        def agentdeck_register_event_stores(
+            self, register: hookspecs.RegisterScheme[EventStore]
+        ) -> None:
             register("sqlite://", _tagged_store("x"))
 
     with pytest.warns(PluginWarning, match="register 'sqlite', not 'sqlite://'"):
@@ -398,7 +410,9 @@ def test_a_malformed_registration_is_refused_and_the_plugin_skipped() -> None:
 def test_an_async_registration_hook_is_refused_and_the_plugin_skipped() -> None:
     class AsyncRegistration:
         @agentdeck.hookimpl
-        async def agentdeck_register_event_stores(self, register: hookspecs.RegisterScheme) -> None:
+        async def agentdeck_register_event_stores(
+            self, register: hookspecs.RegisterScheme[EventStore]
+        ) -> None:
             register("late", _tagged_store("late"))
 
     with warnings.catch_warnings():
@@ -412,12 +426,12 @@ def test_an_async_registration_hook_is_refused_and_the_plugin_skipped() -> None:
 def test_a_hook_implementation_asking_for_an_unknown_argument_is_skipped() -> None:
     class ExtraArgument:
         @agentdeck.hookimpl
-        def agentdeck_register_engines(self, register: hookspecs.RegisterNamed) -> None:
-            register("fine-on-its-own", EchoEngine)
+        def agentdeck_register_engines(self, register: hookspecs.RegisterEngine) -> None:
+            register(EchoEngine)
 
         @agentdeck.hookimpl
         def agentdeck_register_event_stores(
-            self, register: hookspecs.RegisterScheme, settings: object
+            self, register: hookspecs.RegisterScheme[EventStore], settings: object
         ) -> None:
             register("extra", _tagged_store("extra"))
 
@@ -450,7 +464,9 @@ def test_an_unknown_hook_marked_optional_is_tolerated() -> None:
 def test_a_clash_is_not_counted_against_a_plugin_that_was_rolled_back() -> None:
     class ClaimsGoodThenRaises:
         @agentdeck.hookimpl
-        def agentdeck_register_event_stores(self, register: hookspecs.RegisterScheme) -> None:
+        def agentdeck_register_event_stores(
+            self, register: hookspecs.RegisterScheme[EventStore]
+        ) -> None:
             register("good", _tagged_store("impostor"))
             raise RuntimeError("broken halfway")
 

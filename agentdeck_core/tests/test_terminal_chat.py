@@ -82,7 +82,7 @@ helper = Script(
 class Scripted:
     @agentdeck.hookimpl
     def agentdeck_register_engines(self, register):
-        register("scripted", ScriptedEngine)
+        register(ScriptedEngine)
 
 
 host = PluginHost.from_plugins(("memory", memory_plugin), ("scripted", Scripted()))

@@ -19,7 +19,7 @@ from agentdeck import Deck, RunFailedError, TextBlock
 from agentdeck.memory import MemoryControlPort, MemoryEventStore
 from agentdeck.memory import plugin as memory_plugin
 from agentdeck.model.events import ControlObserved, Event, Payload, TextDelta
-from agentdeck.plugins.hookspecs import RegisterNamed
+from agentdeck.plugins.hookspecs import RegisterEngine
 from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import ControlSignal, EngineCapabilities, Invocation
 from agentdeck.runtime.write_behind import WriteBehind
@@ -95,8 +95,8 @@ class TickingEngine(ScriptedEngine):
 
 class _EnginePlugin:
     @agentdeck.hookimpl
-    def agentdeck_register_engines(self, register: RegisterNamed) -> None:
-        register("scripted", TickingEngine)
+    def agentdeck_register_engines(self, register: RegisterEngine) -> None:
+        register(TickingEngine)
 
 
 def _deck(scripts: list[Script], store: MemoryEventStore, control: MemoryControlPort) -> Deck:

@@ -30,7 +30,7 @@ from agentdeck.authoring.tools import Tool, as_tool
 from agentdeck.authoring.workflows import WorkflowDefinition
 from agentdeck.errors import ConfigError, PluginNotInstalledError
 from agentdeck.model.content import ContentBlock
-from agentdeck.plugins.host import ENGINES, PluginHost, default_host
+from agentdeck.plugins.host import PluginHost, default_host
 from agentdeck.ports import EngineRequest
 from agentdeck.settings import Settings
 
@@ -45,9 +45,6 @@ which receives the :class:`Agent` being run; nothing else, since nothing else is
 
 _OPAQUE_TOOL = "an engine-native tool object has nothing to introspect"
 
-_HEADLESS_RUNNER = "run_headless"
-"""The attribute of a registered engine factory that runs a definition headless (see
-:meth:`Agent.run`)."""
 _AGENT_ENGINE_DISTRIBUTION = "agentdeck-openai"
 
 
@@ -294,23 +291,18 @@ class Agent:
             ``Session`` for the openai engine); default: a conversation of one turn.
 
         The engine is found through the plugin host, like a deck finds it: among the registered
-        engines whose factory offers a ``run_headless`` attribute, the one that ``accepts()``
-        this agent is built for ``settings`` and its factory's
-        ``run_headless(engine, agent, input, session=...)`` is awaited. Raises
+        engines that declare headless runs (:class:`~agentdeck.ports.HeadlessEngine`; only those
+        are imported), the one that ``accepts()`` this agent is built for ``settings`` and its
+        ``run_headless(agent, input, session=...)`` is awaited. Raises
         :class:`~agentdeck.errors.PluginNotInstalledError` (an ``ImportError``) naming the
         distribution to install when no installed engine can.
         """
         host = plugins if plugins is not None else default_host()
         settings = settings if settings is not None else Settings.load()
         settings.register(*host.settings_sections())
-        request = EngineRequest(settings=settings)
-        for registration in host.registrations(ENGINES.key):
-            run_headless = getattr(registration.factory, _HEADLESS_RUNNER, None)
-            if run_headless is None:
-                continue
-            engine = host.named(ENGINES, registration.name, request=request)
+        for engine in host.headless_engines(EngineRequest(settings=settings)):
             if engine.accepts(self):
-                return await run_headless(engine, self, input, session=session)
+                return await engine.run_headless(self, input, session=session)
         raise PluginNotInstalledError(
             attribute="run", module="agentdeck.Agent", distribution=_AGENT_ENGINE_DISTRIBUTION
         )

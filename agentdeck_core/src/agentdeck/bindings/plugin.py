@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from agentdeck.bindings.terminal import Terminal
 from agentdeck.plugins.hookspecs import RegisterNamed, hookimpl
+from agentdeck.ports import Binding
 
 
 @hookimpl
-def agentdeck_register_bindings(register: RegisterNamed) -> None:
+def agentdeck_register_bindings(register: RegisterNamed[Binding]) -> None:
     register(
         Terminal.name,
         Terminal,

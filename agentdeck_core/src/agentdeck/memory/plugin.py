@@ -10,10 +10,11 @@ from agentdeck.memory.control import MemoryControlPort
 from agentdeck.memory.lease import MemoryLeasePort
 from agentdeck.memory.store import SCHEME, MemoryEventStore
 from agentdeck.plugins.hookspecs import RegisterScheme, hookimpl
+from agentdeck.ports import ControlPort, EventStore, LeasePort
 
 
 @hookimpl
-def agentdeck_register_event_stores(register: RegisterScheme) -> None:
+def agentdeck_register_event_stores(register: RegisterScheme[EventStore]) -> None:
     register(
         SCHEME,
         MemoryEventStore.from_request,
@@ -22,7 +23,7 @@ def agentdeck_register_event_stores(register: RegisterScheme) -> None:
 
 
 @hookimpl
-def agentdeck_register_control_ports(register: RegisterScheme) -> None:
+def agentdeck_register_control_ports(register: RegisterScheme[ControlPort]) -> None:
     register(
         SCHEME,
         MemoryControlPort.from_request,
@@ -31,7 +32,7 @@ def agentdeck_register_control_ports(register: RegisterScheme) -> None:
 
 
 @hookimpl
-def agentdeck_register_lease_ports(register: RegisterScheme) -> None:
+def agentdeck_register_lease_ports(register: RegisterScheme[LeasePort]) -> None:
     register(
         SCHEME,
         MemoryLeasePort.from_request,

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import agentdeck
 from agentdeck.plugins.hookspecs import RegisterScheme
+from agentdeck.ports import EventStore
 
 from agentdeck_journal.store import SCHEME, JournalEventStore
 
 
 @agentdeck.hookimpl
-def agentdeck_register_event_stores(register: RegisterScheme) -> None:
+def agentdeck_register_event_stores(register: RegisterScheme[EventStore]) -> None:
     register(
         SCHEME,
         JournalEventStore.from_request,

@@ -8,22 +8,20 @@ documents it and ``config.yaml`` may hold an ``http:`` block.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import agentdeck
-from agentdeck.plugins.hookspecs import RegisterNamed
-from agentdeck.settings import SettingsSection
+from agentdeck.plugins.hookspecs import RegisterNamed, RegisterSettings
+from agentdeck.ports import Binding
 from agentdeck_http.binding import Native
 from agentdeck_http.settings import HttpSettings
 
 
 @agentdeck.hookimpl
-def agentdeck_register_settings(register: Callable[[type[SettingsSection]], None]) -> None:
+def agentdeck_register_settings(register: RegisterSettings) -> None:
     register(HttpSettings)
 
 
 @agentdeck.hookimpl
-def agentdeck_register_bindings(register: RegisterNamed) -> None:
+def agentdeck_register_bindings(register: RegisterNamed[Binding]) -> None:
     register(
         Native.name,
         Native.http,

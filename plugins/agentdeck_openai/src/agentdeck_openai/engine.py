@@ -38,7 +38,7 @@ from functools import partial
 from typing import Any, ClassVar
 
 import openai
-from agents import RunConfig
+from agents import RunConfig, RunResult
 from agents.models.interface import ModelProvider
 from agents.models.openai_provider import OpenAIProvider
 from agents.run_config import CallModelData, ModelInputData
@@ -48,9 +48,9 @@ from agentdeck.errors import ConfigError
 from agentdeck.model.content import ContentBlock, content_blocks
 from agentdeck.model.events import Payload
 from agentdeck.ports import (
-    Engine,
     EngineCapabilities,
     EngineRequest,
+    HeadlessEngine,
     Invocable,
     Invocation,
 )
@@ -64,12 +64,15 @@ from agentdeck_openai.play import Play
 __all__ = ["OpenAIEngine"]
 
 
-class OpenAIEngine(Engine):
+class OpenAIEngine(HeadlessEngine):
     """Runs :class:`~agentdeck.authoring.agents.Agent` declarations on the OpenAI Agents SDK.
 
     Built by the plugin registry with the deck's :class:`~agentdeck.ports.EngineRequest`; pass a
     ``model_provider`` to send model calls through any Agents SDK provider instead of the
     ``OPENAI_*``-configured OpenAI client (the provider is then the caller's to close).
+
+    A :class:`~agentdeck.ports.HeadlessEngine`: ``Agent.run()`` runs an agent on it without a
+    deck (:meth:`run_headless`, :mod:`agentdeck_openai.headless`).
     """
 
     name: ClassVar[str] = "openai"
@@ -97,6 +100,21 @@ class OpenAIEngine(Engine):
         self._opened = False
         self._own_sessions: dict[str, Any] = {}
         self._run_config_template: RunConfig | None = None
+
+    # ------------------------------------------------------------------ headless
+
+    async def run_headless(
+        self, definition: object, input: Any, *, session: Any = None
+    ) -> RunResult:
+        """One turn of ``definition`` (an ``Agent``) on the SDK's own ``Runner.run``, with no
+        deck: what ``Agent.run()`` returns (see :mod:`agentdeck_openai.headless`)."""
+        from agentdeck_openai.headless import run_headless  # it imports this module
+
+        if not isinstance(definition, Agent):
+            raise ConfigError(
+                f"the openai engine runs Agent declarations, not {type(definition).__name__}"
+            )
+        return await run_headless(self, definition, input, session=session)
 
     # ------------------------------------------------------------------ build
 

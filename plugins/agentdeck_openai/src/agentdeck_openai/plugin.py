@@ -1,22 +1,24 @@
 """Hook implementations of the `openai` plugin, loaded from the ``agentdeck`` entry-point group.
 
 Registers its settings sections, the ``openai`` engine, and the conversation-session factories
-(``local``, ``redis``, ``rediss``). Nothing is imported or built at registration: each factory
-imports its module (and so the Agents SDK) only when a deck first builds one. The engine factory
-also carries ``run_headless``, which ``Agent.run()`` looks for (:mod:`agentdeck_openai.headless`).
+(``local``, ``redis``, ``rediss``). Nothing of the Agents SDK is imported at registration: the
+engine is registered as a lazy :class:`~agentdeck.ports.EngineRef` (declaring its name and that it
+runs headless, which ``Agent.run()`` reads), resolved when a deck first builds, and each session
+factory imports its module only when a deck first builds one.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
 
 import agentdeck
-from agentdeck.plugins.hookspecs import RegisterNamed, RegisterScheme
-from agentdeck.ports import BackendRequest, EngineRequest
-from agentdeck.settings import SettingsSection
+from agentdeck.plugins.hookspecs import RegisterEngine, RegisterScheme, RegisterSettings
+from agentdeck.ports import BackendRequest, EngineRef, SessionFactory
 from agentdeck_openai.settings import OpenAISettings, RunnerSettings, SessionSettings
+
+ENGINE = EngineRef("agentdeck_openai.engine:OpenAIEngine", name="openai", headless=True)
+"""The engine, by import path: importing it imports the Agents SDK."""
 
 SESSION_FACTORIES: dict[str, tuple[str, str]] = {
     "local": ("LocalSessionFactory", "in-process SQLite session per session id (not durable)"),
@@ -27,50 +29,28 @@ SESSION_FACTORIES: dict[str, tuple[str, str]] = {
 
 
 @agentdeck.hookimpl
-def agentdeck_register_settings(register: Callable[[type[SettingsSection]], None]) -> None:
+def agentdeck_register_settings(register: RegisterSettings) -> None:
     register(OpenAISettings)
     register(RunnerSettings)
     register(SessionSettings)
 
 
-def _engine(request: EngineRequest) -> Any:
-    from agentdeck_openai.engine import OpenAIEngine
-
-    return OpenAIEngine(request)
-
-
-_engine.__qualname__ = "OpenAIEngine"
-
-
-async def _run_headless(engine: Any, agent: Any, input: Any, *, session: Any = None) -> Any:
-    from agentdeck_openai.headless import run_headless
-
-    return await run_headless(engine, agent, input, session=session)
-
-
-# Read by the core's Agent.run() from the registered factory, so finding it imports nothing.
-_engine.run_headless = _run_headless  # type: ignore[attr-defined]
-
-
 @agentdeck.hookimpl
-def agentdeck_register_engines(register: RegisterNamed) -> None:
-    register(
-        "openai",
-        _engine,
-        description="Agents on the OpenAI Agents SDK (openai-agents)",
-    )
+def agentdeck_register_engines(register: RegisterEngine) -> None:
+    register(ENGINE, description="Agents on the OpenAI Agents SDK (openai-agents)")
 
 
-def _session_factory(class_name: str) -> Callable[[BackendRequest], Any]:
-    def build(request: BackendRequest) -> Any:
+def _session_factory(class_name: str) -> Callable[[BackendRequest], SessionFactory]:
+    def build(request: BackendRequest) -> SessionFactory:
         factory = getattr(importlib.import_module("agentdeck_openai.sessions"), class_name)
-        return factory.from_request(request)
+        built: SessionFactory = factory.from_request(request)
+        return built
 
     build.__qualname__ = f"{class_name}.from_request"
     return build
 
 
 @agentdeck.hookimpl
-def agentdeck_register_session_factories(register: RegisterScheme) -> None:
+def agentdeck_register_session_factories(register: RegisterScheme[SessionFactory]) -> None:
     for scheme, (class_name, description) in SESSION_FACTORIES.items():
         register(scheme, _session_factory(class_name), description=description)

@@ -8,22 +8,20 @@ this module imports no OpenTelemetry SDK.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import agentdeck
-from agentdeck.plugins.hookspecs import RegisterNamed
-from agentdeck.settings import SettingsSection
+from agentdeck.plugins.hookspecs import RegisterNamed, RegisterSettings
+from agentdeck.ports import Observer
 from agentdeck_otel.observer import OTelObserver
 from agentdeck_otel.settings import OTelSettings
 
 
 @agentdeck.hookimpl
-def agentdeck_register_settings(register: Callable[[type[SettingsSection]], None]) -> None:
+def agentdeck_register_settings(register: RegisterSettings) -> None:
     register(OTelSettings)
 
 
 @agentdeck.hookimpl
-def agentdeck_register_observers(register: RegisterNamed) -> None:
+def agentdeck_register_observers(register: RegisterNamed[Observer]) -> None:
     register(
         "otel",
         OTelObserver,

@@ -56,8 +56,9 @@ from openai.types.responses.response_usage import InputTokensDetails, OutputToke
 
 import agentdeck
 from agentdeck.errors import ConfigError
-from agentdeck.plugins.hookspecs import RegisterNamed, RegisterScheme
+from agentdeck.plugins.hookspecs import RegisterEngine, RegisterScheme, RegisterSettings
 from agentdeck.plugins.host import PluginHost, PluginSource
+from agentdeck.ports import EngineRequest, SessionFactory
 from agentdeck_openai.testing.script import ModelRequest, Script, Turn, Usage
 
 __all__ = ["ScriptedModel", "ScriptedModelProvider", "plugins_with_model"]
@@ -197,24 +198,29 @@ class _EnginePlugin:
         self.provider = provider
 
     @agentdeck.hookimpl
-    def agentdeck_register_settings(self, register: Any) -> None:
+    def agentdeck_register_settings(self, register: RegisterSettings) -> None:
         from agentdeck_openai import plugin
 
         plugin.agentdeck_register_settings(register)
 
     @agentdeck.hookimpl
-    def agentdeck_register_engines(self, register: RegisterNamed) -> None:
+    def agentdeck_register_engines(self, register: RegisterEngine) -> None:
         from agentdeck_openai.engine import OpenAIEngine
 
         provider = self.provider
 
-        def build(request: Any) -> OpenAIEngine:
-            return OpenAIEngine(request, model_provider=provider)
+        class OpenAIEngineOnModel(OpenAIEngine):
+            """The ``openai`` engine with every model call sent to one provider."""
 
-        register("openai", build, description="Agents on the OpenAI Agents SDK, scripted model")
+            def __init__(self, request: EngineRequest | None = None) -> None:
+                super().__init__(request, model_provider=provider)
+
+        register(OpenAIEngineOnModel, description="Agents on the OpenAI Agents SDK, scripted model")
 
     @agentdeck.hookimpl
-    def agentdeck_register_session_factories(self, register: RegisterScheme) -> None:
+    def agentdeck_register_session_factories(
+        self, register: RegisterScheme[SessionFactory]
+    ) -> None:
         from agentdeck_openai import plugin
 
         plugin.agentdeck_register_session_factories(register)

@@ -1,4 +1,5 @@
-"""Hook implementations: an event store for ``thirdparty://`` and one settings section.
+"""Hook implementations: an event store for ``thirdparty://``, one settings section, and an engine
+registered by reference (``adk_thirdparty.engine`` is imported only when a deck builds).
 
 Written only against AgentDeck's public plugin surface (``agentdeck.hookimpl``, the ports, the
 settings base class), as an outside author would.
@@ -6,15 +7,14 @@ settings base class), as an outside author would.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import ClassVar
 
 from pydantic_settings import SettingsConfigDict
 
 import agentdeck
 from agentdeck.memory import MemoryEventStore
-from agentdeck.plugins.hookspecs import RegisterScheme
-from agentdeck.ports import BackendRequest
+from agentdeck.plugins.hookspecs import RegisterEngine, RegisterScheme, RegisterSettings
+from agentdeck.ports import BackendRequest, EngineRef, EventStore
 from agentdeck.settings import SettingsSection
 
 SCHEME = "thirdparty"
@@ -39,10 +39,18 @@ class ThirdPartySettings(SettingsSection):
 
 
 @agentdeck.hookimpl
-def agentdeck_register_event_stores(register: RegisterScheme) -> None:
+def agentdeck_register_event_stores(register: RegisterScheme[EventStore]) -> None:
     register(SCHEME, ThirdPartyEventStore, description="third-party fixture store (in memory)")
 
 
 @agentdeck.hookimpl
-def agentdeck_register_settings(register: Callable[[type[SettingsSection]], None]) -> None:
+def agentdeck_register_settings(register: RegisterSettings) -> None:
     register(ThirdPartySettings)
+
+
+@agentdeck.hookimpl
+def agentdeck_register_engines(register: RegisterEngine) -> None:
+    register(
+        EngineRef("adk_thirdparty.engine:ThirdPartyEngine", name="thirdparty-echo"),
+        description="third-party fixture engine (echoes its input)",
+    )
