@@ -11,7 +11,7 @@ prose can explain what the block lists while the block itself cannot drift from 
   describe_sections`: each setting's variable, ``config.yaml`` key, type, default, description;
 * ``docs/reference/http.md`` -- the OpenAPI document of the HTTP binding (``Native.http()``,
   with API keys configured so the security requirements show), rendered route by route;
-* ``docs/reference/events.md`` -- every event kind's payload, from ``agentdeck.model.events``;
+* ``docs/reference/events.md`` -- every event kind's payload, from ``agentdeck.model.payloads``;
 * ``docs/cli.md`` -- every command's ``--help``, by :func:`agentdeck.cli.update_reference`.
 
 Generation needs the core and every first-party plugin installed (a plugin missing from the
@@ -434,7 +434,8 @@ def _scheme_text(scheme: Mapping[str, Any]) -> str:
 
 def events_markdown() -> str:
     """The envelope, every payload kind with its fields, then the types they share."""
-    from agentdeck.model.events import PAYLOAD_TYPES, Event
+    from agentdeck.model.events import Event
+    from agentdeck.model.payloads import PAYLOAD_TYPES
 
     envelope = Event.model_json_schema()
     definitions: dict[str, Any] = dict(envelope.get("$defs", {}))

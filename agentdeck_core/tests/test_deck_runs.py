@@ -32,7 +32,7 @@ from agentdeck import (
     SessionBusyError,
     TextBlock,
 )
-from agentdeck.model.events import AnswerShape
+from agentdeck.model.payloads import AnswerShape
 from agentdeck.testing import Ask, Checkpoint, Complete, Raise, Script, Yield
 
 

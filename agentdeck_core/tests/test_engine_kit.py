@@ -15,7 +15,7 @@ import pytest
 
 from agentdeck.errors import ConfigError
 from agentdeck.model.content import ContentBlock, DataBlock, TextBlock
-from agentdeck.model.events import (
+from agentdeck.model.payloads import (
     AnswerRecorded,
     ControlRequested,
     Payload,
@@ -497,9 +497,10 @@ from typing import ClassVar
 
 import pytest
 
-from agentdeck.model.events import RunCompleted, SafePoint, TextDelta
+from agentdeck.model.payloads import RunCompleted, TextDelta
 from agentdeck.ports import Engine, EngineCapabilities, Invocable
 from agentdeck.testing.engine_kit import EngineContract, EngineScenarios
+from agentdeck.vocabulary import SafePoint
 
 
 class Minimal(Engine):

@@ -15,13 +15,12 @@ from hypothesis import given
 from pydantic import BaseModel, ValidationError
 
 from agentdeck.errors import EventSchemaError
-from agentdeck.model.events import (
-    KIND_PATTERN,
+from agentdeck.model.events import SCHEMA_VERSION, Event, parse_payload
+from agentdeck.model.field_types import KIND_PATTERN
+from agentdeck.model.payloads import (
     PAYLOAD_TYPES,
-    SCHEMA_VERSION,
     AnswerRecorded,
     Custom,
-    Event,
     NodeUpdated,
     Report,
     RunCancelled,
@@ -32,7 +31,6 @@ from agentdeck.model.events import (
     TextDelta,
     ToolCallStarted,
     UnknownEvent,
-    parse_payload,
     payload_type,
 )
 from agentdeck.testing import event_examples as ex

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentdeck.model.clock import Clock, SystemClock
 from agentdeck.model.content import ContentBlock, DataBlock, content_blocks
-from agentdeck.model.events import Event, Payload, RunStarted
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Payload, RunStarted
 from agentdeck.vocabulary import TERMINAL, ControlVerb, RunStatus, SafePoint
 
 if TYPE_CHECKING:

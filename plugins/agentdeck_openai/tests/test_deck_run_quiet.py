@@ -36,13 +36,8 @@ from pydantic import BaseModel
 from agentdeck import Agent, Deck, InterruptResult, RunFailedError, RunStatus, TurnResult, tool
 from agentdeck.errors import ConfigError
 from agentdeck.model.content import TextBlock
-from agentdeck.model.events import (
-    Event,
-    MessageCompleted,
-    RunInterrupted,
-    TextDelta,
-    UsageReported,
-)
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import MessageCompleted, RunInterrupted, TextDelta, UsageReported
 from agentdeck.ports import Engine, Entry, Invocable, Invocation
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import (

@@ -22,7 +22,7 @@ from agentdeck.authoring.context import ToolCtx
 from agentdeck.authoring.skills import Skills
 from agentdeck.authoring.tools import tool
 from agentdeck.model.content import DataBlock, ImageBlock, TextBlock
-from agentdeck.model.events import (
+from agentdeck.model.payloads import (
     AgentChanged,
     MessageCompleted,
     PlanUpdated,

@@ -47,7 +47,8 @@ from agentdeck.deck.deck import Deck
 from agentdeck.deck.runs import Run
 from agentdeck.errors import ConfigError, InvalidInputError, NotFoundError, RunStateError
 from agentdeck.model.clock import SystemClock
-from agentdeck.model.events import ControlRequested, Event
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import ControlRequested
 from agentdeck.model.status import RunState, apply, fold
 from agentdeck.observers.console import format_event
 from agentdeck.ports import PruneQuery, RunQuery, RunRecord

@@ -66,13 +66,13 @@ import pytest_asyncio
 
 from agentdeck.errors import ConfigError, ReplayError
 from agentdeck.model.content import ContentBlock, DataBlock, content_blocks
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     PAYLOAD_TYPES,
     AnswerRecorded,
     AnswerShape,
     ControlObserved,
     ControlRequested,
-    Event,
     Payload,
     RunCancelled,
     RunCompleted,
@@ -659,7 +659,7 @@ class _Play:
             self.violate(
                 ContractRule.NOT_A_PAYLOAD,
                 f"yielded a {type(item).__name__}; engines yield payload models of known kinds "
-                "(agentdeck.model.events; Custom for application data)",
+                "(agentdeck.model.payloads; Custom for application data)",
             )
             raise _Stop
         kind = item.kind

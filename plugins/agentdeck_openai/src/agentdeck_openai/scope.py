@@ -29,7 +29,7 @@ from agents.run_context import RunContextWrapper
 
 from agentdeck.authoring.context import ToolCtx
 from agentdeck.model.content import ContentBlock
-from agentdeck.model.events import Payload
+from agentdeck.model.payloads import Payload
 from agentdeck.ports import ControlDirective, Invocation
 from agentdeck.vocabulary import SafePoint
 

@@ -31,7 +31,7 @@ from agentdeck.model.content import (
     TextBlock,
     UnknownBlock,
 )
-from agentdeck.model.events import ToolCallCompleted, ToolCallStarted
+from agentdeck.model.payloads import ToolCallCompleted, ToolCallStarted
 
 __all__ = [
     "PREVIEW_CHARS",
