@@ -51,7 +51,6 @@ from agentdeck.testing import event_examples as ex
 
 _BLOCK_TYPES = (TextBlock, ImageBlock, AudioBlock, ResourceBlock, DataBlock, UnknownBlock)
 REFUSED_KINDS = {"custom"}  # a validator of its own (the namespaced name): always validated
-VALIDATED_KINDS = REFUSED_KINDS | {"approval.decided"}  # a field only validation reads
 
 
 def _same(fast: Any, slow: Any) -> None:
@@ -102,7 +101,7 @@ def test_every_unvalidated_path_builds_what_validation_builds(
     event = Event.record(payload, **envelope)
     row = event.to_json()
     _same(stored_event(row), Event.from_json(row))
-    if payload.KIND not in VALIDATED_KINDS and not _holds_blocks(payload):
+    if payload.KIND not in REFUSED_KINDS and not _holds_blocks(payload):
         # ...built directly, not by falling back to validation.
         _same(codec._direct_reader()(from_json(row)), Event.from_json(row))
 
@@ -132,7 +131,7 @@ def test_every_shortcut_is_on_for_this_pydantic() -> None:
     assert events_module._DIRECT and events_module.record_unchecked is events_module._record_built
     assert trusted._ENABLED
     assert codec._reader() is not Event.from_json
-    assert set(codec._payload_readers()) == {t.KIND for t in PAYLOAD_TYPES} - VALIDATED_KINDS
+    assert set(codec._payload_readers()) == {t.KIND for t in PAYLOAD_TYPES} - REFUSED_KINDS
 
 
 # --------------------------------------------------------------------------- what is refused

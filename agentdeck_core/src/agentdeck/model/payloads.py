@@ -255,7 +255,7 @@ class ApprovalDecided(_Payload):
     call_id: str
     tool: str
     approved: bool
-    origin: AnswerOrigin | str
+    origin: OpenAnswerOrigin
     interrupt_id: str | None = None
     message: str | None = None
 
