@@ -459,7 +459,11 @@ def events_markdown() -> str:
     lines += _table(
         ["kind", "payload class", "what it records"],
         (
-            [f"[`{t.KIND}`](#{_kind_anchor(t.KIND)})", f"`{t.__name__}`", _paragraph(_summary(t))]
+            [
+                f"[`{t.KIND}`](#{_kind_anchor(t.KIND)})" + (" (reserved)" if t.RESERVED else ""),
+                f"`{t.__name__}`",
+                _paragraph(_summary(t)),
+            ]
             for t in PAYLOAD_TYPES
         ),
     )

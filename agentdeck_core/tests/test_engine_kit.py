@@ -328,6 +328,27 @@ async def test_a_well_behaved_fake_passes_the_checks() -> None:
     check_completed(await _drive_fake(FakeEngine()))
 
 
+async def test_an_engine_yielding_a_reserved_kind_is_recorded_and_folded_like_content() -> None:
+    assert {"input.appended"} == engine_kit.RESERVED_KINDS
+    result = await _drive(engine_kit.reserved_kinds_script())
+
+    appended = engine_kit.check_folded_like_content(result)
+    assert [event.kind for event in appended] == ["input.appended"]
+    assert result.kinds == [
+        "run.started",
+        "text.delta",
+        "input.appended",
+        "text.delta",
+        "run.completed",
+    ]
+    assert check_completed(result) == [TextBlock(text="done")]
+
+
+async def test_the_fold_check_fails_when_no_such_event_was_recorded() -> None:
+    with pytest.raises(AssertionError, match="no event of"):
+        engine_kit.check_folded_like_content(await _drive(COMPLETES))
+
+
 async def test_yielding_run_started_breaks_the_contract() -> None:
     class YieldsStarted(FakeEngine):
         async def play(self, invocation: Invocation) -> AsyncIterator[Payload]:

@@ -95,6 +95,9 @@ class _Payload(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra=_require_kind)
 
     KIND: ClassVar[str] = ""
+    RESERVED: ClassVar[bool] = False
+    """A kind defined and read like any other but produced by nothing in this release yet (its
+    docstring says why it is kept); an engine that yields one is recorded like any content."""
     kind: str
 
 
@@ -367,7 +370,14 @@ class Report(_Payload):
 
 
 class ArtifactCreated(_Payload):
-    """A file or blob the run produced, by media type and, when it has one, where to find it."""
+    """A file or blob the run produced for the user, recorded when the run produces it.
+
+    It comes before ``run.completed``, whose ``output`` carries the artifacts first, in the
+    order they were made. ``artifact_id`` is unique in the run; ``uri`` says where bytes held
+    elsewhere are, and is ``None`` when the artifact travels inline in the output; ``size`` is in
+    bytes, when known. The OpenAI engine records one per image a tool (or a subagent) returns,
+    just before that call's ``tool.call.completed``, as ``<call id>/<index>``.
+    """
 
     KIND: ClassVar[str] = "artifact.created"
     kind: Literal["artifact.created"] = "artifact.created"
@@ -378,9 +388,17 @@ class ArtifactCreated(_Payload):
 
 
 class InputAppended(_Payload):
-    """More input added to a live run, and where it came from."""
+    """Reserved: more input added to a live run, and where it came from.
+
+    Nothing in this release produces it: a run's input is its ``run.started.input``, and no
+    surface adds input to a run in flight yet. The kind is kept, as the reference schema has it,
+    so that feature can arrive in a minor without a new word, and so a log that holds one (from
+    a newer writer, or an engine that yields it) reads, records and folds it like any other
+    content event: it never moves a run's status.
+    """
 
     KIND: ClassVar[str] = "input.appended"
+    RESERVED: ClassVar[bool] = True
     kind: Literal["input.appended"] = "input.appended"
     input: list[ContentBlock]
     source: str | None = None

@@ -54,7 +54,7 @@ import asyncio
 import hashlib
 import json
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -94,6 +94,7 @@ from agentdeck.ports import (
     Invocable,
     Invocation,
 )
+from agentdeck.testing import event_examples
 from agentdeck.testing.guard import ContractKit, check_contract
 from agentdeck.vocabulary import (
     LIFECYCLE_KINDS,
@@ -107,6 +108,7 @@ from agentdeck.vocabulary import (
 )
 
 __all__ = [
+    "RESERVED_KINDS",
     "Ask",
     "Checkpoint",
     "Complete",
@@ -126,6 +128,7 @@ __all__ = [
     "check_completed",
     "check_control",
     "check_failed",
+    "check_folded_like_content",
     "check_interrupted",
     "check_log",
     "check_payloads",
@@ -133,6 +136,7 @@ __all__ = [
     "check_walk_away",
     "drive",
     "make_invocation",
+    "reserved_kinds_script",
 ]
 
 FINAL_KINDS = TERMINAL_KINDS | SUSPENDING_KINDS
@@ -140,6 +144,11 @@ FINAL_KINDS = TERMINAL_KINDS | SUSPENDING_KINDS
 
 _RUNTIME_KINDS = frozenset({"run.started", "run.resumed"})
 """Lifecycle kinds only the runtime writes."""
+
+RESERVED_KINDS = frozenset(payload.KIND for payload in PAYLOAD_TYPES if payload.RESERVED)
+"""Kinds defined and read but produced by nothing in this release (``input.appended``): an engine
+that yields one anyway is recorded and folded like any content event (see
+:func:`reserved_kinds_script` and :func:`check_folded_like_content`)."""
 
 _DRAIN_TIMEOUT = 5.0
 """Seconds an engine has to finish after its final payload before the driver gives up on it."""
@@ -784,6 +793,29 @@ def check_payloads(result: DriveResult) -> None:
         assert item.kind == type(item).KIND, f"a {type(item).__name__} with kind {item.kind}"
 
 
+def check_folded_like_content(
+    result: DriveResult, kinds: Collection[str] = RESERVED_KINDS
+) -> list[Event]:
+    """Every event of ``kinds`` the engine yielded was recorded, in order, and moved nothing: the
+    run's status after it is the status before it (a reserved kind is folded like content).
+    Returns those events; at least one must be there."""
+    result.assert_clean()
+    check_log(result.events)
+    found: list[Event] = []
+    state = RunState()
+    for event in result.events:
+        after = apply(state, event)
+        if event.kind in kinds:
+            assert after.status is state.status, (
+                f"{event.kind} at seq {event.seq} moved the run from {state.status} to "
+                f"{after.status}; a non-lifecycle event never moves it"
+            )
+            found.append(event)
+        state = after
+    assert found, f"no event of {sorted(kinds)} was recorded ({_log_of(result)})"
+    return found
+
+
 def check_completed(result: DriveResult) -> list[ContentBlock]:
     """The play ended ``run.completed``: its one final payload, last, with no violations."""
     result.assert_clean()
@@ -1353,6 +1385,21 @@ class Script:
     def digest(self) -> str:
         """A digest of the steps: a changed script is a changed ``code_digest``."""
         return hashlib.sha256(repr((self.kind, self.steps)).encode()).hexdigest()
+
+
+def reserved_kinds_script(name: str = "reserved_kinds") -> Script:
+    """The reserved-kinds scenario: a script that yields one payload of every reserved kind
+    (:data:`RESERVED_KINDS`, filled as :mod:`agentdeck.testing.event_examples` fills them)
+    between two text deltas, then completes. Played by :func:`drive` or by a deck, its log must
+    hold those payloads where they were yielded, folded like content
+    (:func:`check_folded_like_content`): a newer engine yielding a reserved kind breaks nothing.
+    """
+    reserved = [
+        Yield(event_examples.PAYLOAD_EXAMPLES[payload])
+        for payload in PAYLOAD_TYPES
+        if payload.RESERVED
+    ]
+    return Script(name, [Yield.text("before"), *reserved, Yield.text("after"), Complete("done")])
 
 
 class ScriptedEngine(Engine):
