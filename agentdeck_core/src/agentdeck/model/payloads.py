@@ -482,12 +482,12 @@ class UnknownEvent(_Payload):
     @property
     def data(self) -> dict[str, Any]:
         """The payload's fields other than ``kind``, as they arrived."""
-        return dict(self.__pydantic_extra__ or {})
+        return dict(self.model_extra or {})
 
     @model_serializer(mode="wrap")
     def _keep_everything(self, handler: Any) -> dict[str, Any]:
         out: dict[str, Any] = handler(self)
-        out.update(self.__pydantic_extra__ or {})
+        out.update(self.model_extra or {})
         return out
 
 
