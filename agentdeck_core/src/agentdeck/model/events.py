@@ -324,8 +324,9 @@ record_unchecked: _Record = _record_built if _DIRECT else _record_validated
 """``record_unchecked(payload, seq, run_id, ts, session_id, namespace, parent_run_id, origin)``:
 the event :meth:`Event.record` builds, without checking its arguments.
 
-For a store whose arguments are all its own: a payload model of a known kind, a ``seq`` that is
-a plain ``int`` ``>= 0``, a ``ts`` in ``datetime.UTC``, plain strings or ``None`` for the rest.
+For a store whose arguments are all its own: a payload model (validated when it was built; an
+:class:`~agentdeck.model.payloads.UnknownEvent` too), a ``seq`` that is a plain ``int`` ``>= 0``,
+a ``ts`` in ``datetime.UTC``, plain strings or ``None`` for the rest.
 Given anything else it builds an event validation would have refused or converted; use
 :meth:`Event.record`, which checks them, when in doubt."""
 
