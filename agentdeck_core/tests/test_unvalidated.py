@@ -267,6 +267,26 @@ def test_record_builds_what_validation_builds(event: Event) -> None:
     assert recorded.payload is event.payload
 
 
+def test_record_unchecked_takes_an_unknown_event_as_validation_does() -> None:
+    payload = Event.from_json(ex.UNKNOWN_EVENT_JSON).payload
+    assert isinstance(payload, UnknownEvent)
+    parts = (9, "r", ex.TS, None, "acme", None, "Refunds")
+    _same(
+        record_unchecked(payload, *parts),
+        Event(
+            kind=payload.kind,
+            seq=9,
+            run_id="r",
+            ts=ex.TS,
+            session_id=None,
+            namespace="acme",
+            parent_run_id=None,
+            origin="Refunds",
+            payload=payload,
+        ),
+    )
+
+
 def test_record_validates_what_it_cannot_take_as_given() -> None:
     payload = TextDelta(message_id="m", text="t")
     elsewhere = datetime(2025, 3, 4, 7, 6, 7, tzinfo=timezone(timedelta(hours=2)))
