@@ -177,7 +177,7 @@ def sharing_fields_set(cls: type[M], make: Callable[[V], M]) -> Callable[[V], M]
 
     def shared(value: V) -> M:
         model = make(value)
-        if model.model_fields_set == every:
+        if model.__pydantic_fields_set__ == every:  # the slot itself: a property costs a call
             set_fields_set(model, every)
         return model
 
