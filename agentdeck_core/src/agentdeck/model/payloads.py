@@ -28,19 +28,20 @@ from pydantic import (
 )
 
 from agentdeck.model.content import ContentBlock, _JsonData
-from agentdeck.model.field_types import (
-    CUSTOM_NAME_JSON_PATTERN,
-    KIND_JSON_PATTERN,
-    KIND_PATTERN,
-    OpenAnswerOrigin,
-    OpenControlVerb,
-    OpenErrorCode,
-    OpenInterruptReason,
-    OpenReportLevel,
-    OpenSafePoint,
-    UtcDatetime,
-)
+from agentdeck.model.field_types import CUSTOM_NAME_JSON_PATTERN as _CUSTOM_NAME_JSON_PATTERN
+from agentdeck.model.field_types import KIND_JSON_PATTERN as _KIND_JSON_PATTERN
+from agentdeck.model.field_types import KIND_PATTERN
+from agentdeck.model.field_types import OpenAnswerOrigin as _OpenAnswerOrigin
+from agentdeck.model.field_types import OpenControlVerb as _OpenControlVerb
+from agentdeck.model.field_types import OpenErrorCode as _OpenErrorCode
+from agentdeck.model.field_types import OpenInterruptReason as _OpenInterruptReason
+from agentdeck.model.field_types import OpenReportLevel as _OpenReportLevel
+from agentdeck.model.field_types import OpenSafePoint as _OpenSafePoint
+from agentdeck.model.field_types import UtcDatetime as _UtcDatetime
 from agentdeck.vocabulary import AnswerOrigin, InterruptReason, ReportLevel
+
+# The field types keep, in the payload bodies, the names they had when the bodies lived in
+# agentdeck.model.events (their home is agentdeck.model.field_types).
 
 __all__ = [
     "PAYLOAD_TYPES",
@@ -161,7 +162,7 @@ class RunStarted(_Payload):
     input: list[ContentBlock] = Field(default_factory=list)
     key: str | None = None
     code_digest: str | None = None
-    deadline: UtcDatetime | None = None
+    deadline: _UtcDatetime | None = None
 
 
 class RunCompleted(_Payload):
@@ -181,7 +182,7 @@ class RunFailed(_Payload):
 
     KIND: ClassVar[str] = "run.failed"
     kind: Literal["run.failed"] = "run.failed"
-    error_code: OpenErrorCode
+    error_code: _OpenErrorCode
     message: str
     retryable: bool = False
     where: str | None = None
@@ -201,7 +202,7 @@ class RunPaused(_Payload):
     KIND: ClassVar[str] = "run.paused"
     kind: Literal["run.paused"] = "run.paused"
     reason: str | None = None
-    wake_at: UtcDatetime | None = None
+    wake_at: _UtcDatetime | None = None
 
 
 class RunResumed(_Payload):
@@ -223,7 +224,7 @@ class RunInterrupted(_Payload):
     KIND: ClassVar[str] = "run.interrupted"
     kind: Literal["run.interrupted"] = "run.interrupted"
     interrupt_id: str
-    reason: OpenInterruptReason = InterruptReason.HUMAN
+    reason: _OpenInterruptReason = InterruptReason.HUMAN
     payload: _JsonData = None
     expected: AnswerShape | None = None
 
@@ -238,7 +239,7 @@ class AnswerRecorded(_Payload):
     kind: Literal["answer.recorded"] = "answer.recorded"
     interrupt_id: str
     value: _JsonData = None
-    origin: OpenAnswerOrigin = AnswerOrigin.HUMAN
+    origin: _OpenAnswerOrigin = AnswerOrigin.HUMAN
 
 
 class AnswerRefused(_Payload):
@@ -258,7 +259,7 @@ class ApprovalDecided(_Payload):
     call_id: str
     tool: str
     approved: bool
-    origin: OpenAnswerOrigin
+    origin: _OpenAnswerOrigin
     interrupt_id: str | None = None
     message: str | None = None
 
@@ -271,7 +272,7 @@ class ControlRequested(_Payload):
 
     KIND: ClassVar[str] = "control.requested"
     kind: Literal["control.requested"] = "control.requested"
-    verb: OpenControlVerb
+    verb: _OpenControlVerb
     reason: str | None = None
 
 
@@ -280,8 +281,8 @@ class ControlObserved(_Payload):
 
     KIND: ClassVar[str] = "control.observed"
     kind: Literal["control.observed"] = "control.observed"
-    verb: OpenControlVerb
-    safe_point: OpenSafePoint
+    verb: _OpenControlVerb
+    safe_point: _OpenSafePoint
 
 
 # --------------------------------------------------------------------------- content
@@ -364,7 +365,7 @@ class Report(_Payload):
 
     KIND: ClassVar[str] = "report"
     kind: Literal["report"] = "report"
-    level: OpenReportLevel = ReportLevel.INFO
+    level: _OpenReportLevel = ReportLevel.INFO
     message: str
     fields: dict[str, _JsonData] = Field(default_factory=dict)
 
@@ -440,7 +441,7 @@ class Custom(_Payload):
 
     KIND: ClassVar[str] = "custom"
     kind: Literal["custom"] = "custom"
-    name: str = Field(json_schema_extra={"pattern": CUSTOM_NAME_JSON_PATTERN})
+    name: str = Field(json_schema_extra={"pattern": _CUSTOM_NAME_JSON_PATTERN})
     data: _JsonData = None
 
     @field_validator("name")
@@ -454,7 +455,7 @@ class Custom(_Payload):
 def _unknown_event_schema(schema: dict[str, Any]) -> None:
     _require_kind(schema)
     kind = schema["properties"]["kind"]
-    kind["pattern"] = KIND_JSON_PATTERN
+    kind["pattern"] = _KIND_JSON_PATTERN
     kind["not"] = {"enum": sorted(_BY_KIND)}
 
 
