@@ -58,7 +58,8 @@ from openai import AsyncOpenAI
 
 from agentdeck import Agent, Deck, TurnResult, tool
 from agentdeck.memory import MemoryEventStore
-from agentdeck.model.events import RunStarted, parse_payload
+from agentdeck.model.events import parse_payload
+from agentdeck.model.payloads import RunStarted
 from agentdeck.ports import NewRun, PruneQuery
 from agentdeck.settings import Settings
 from agentdeck_openai.testing import API_KEY, LoopbackModelServer, ModelRequest, Script

@@ -48,7 +48,8 @@ import redis
 
 from agentdeck import Deck, WorkflowCtx, workflow
 from agentdeck.model.clock import SystemClock
-from agentdeck.model.events import Event, RunCompleted, RunStarted
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunCompleted, RunStarted
 from agentdeck.ports import NewRun
 from agentdeck.runtime.runtime import NonDurableStoreWarning, new_run_id
 from agentdeck.settings import Settings

@@ -46,7 +46,7 @@ from openai import AsyncOpenAI
 
 from agentdeck import Agent
 from agentdeck.authoring.tools import tool
-from agentdeck.model.events import RunCompleted
+from agentdeck.model.payloads import RunCompleted
 from agentdeck.ports import EngineRequest, Invocable, Invocation
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import drive

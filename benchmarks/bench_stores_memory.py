@@ -21,7 +21,8 @@ from typing import TypeVar
 
 from agentdeck.memory.store import MemoryEventStore
 from agentdeck.model.clock import SystemClock
-from agentdeck.model.events import Event, RunInterrupted, TextDelta
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunInterrupted, TextDelta
 from agentdeck.ports import RunQuery
 from agentdeck.testing import new_run
 from agentdeck.vocabulary import RunStatus

@@ -32,7 +32,8 @@ import redis
 import redis.asyncio as aioredis
 
 from agentdeck.model.clock import SystemClock
-from agentdeck.model.events import Event, RunCompleted, RunInterrupted, TextDelta
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunCompleted, RunInterrupted, TextDelta
 from agentdeck.ports import BackendRequest, RunQuery
 from agentdeck.testing import new_run
 from agentdeck.vocabulary import RunStatus

@@ -37,7 +37,8 @@ from typing import Any, TypeVar
 import psycopg
 
 from agentdeck.model.clock import SystemClock
-from agentdeck.model.events import Event, RunCompleted, RunInterrupted, TextDelta
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunCompleted, RunInterrupted, TextDelta
 from agentdeck.ports import BackendRequest, EventStore, RunQuery
 from agentdeck.testing import new_run
 from agentdeck.vocabulary import RunStatus

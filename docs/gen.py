@@ -11,7 +11,7 @@ prose can explain what the block lists while the block itself cannot drift from 
   describe_sections`: each setting's variable, ``config.yaml`` key, type, default, description;
 * ``docs/reference/http.md`` -- the OpenAPI document of the HTTP binding (``Native.http()``,
   with API keys configured so the security requirements show), rendered route by route;
-* ``docs/reference/events.md`` -- every event kind's payload, from ``agentdeck.model.events``;
+* ``docs/reference/events.md`` -- every event kind's payload, from ``agentdeck.model.payloads``;
 * ``docs/reference/hooks.md`` -- every plugin hook with its ``register`` type and a runnable
   example, and ``docs/reference/ports.md`` -- every port with its contract docstrings, both by
   ``docs/gen_contract.py`` (a module of its own: rendering Python objects is a job apart from
@@ -440,7 +440,8 @@ def _scheme_text(scheme: Mapping[str, Any]) -> str:
 
 def events_markdown() -> str:
     """The envelope, every payload kind with its fields, then the types they share."""
-    from agentdeck.model.events import PAYLOAD_TYPES, Event
+    from agentdeck.model.events import Event
+    from agentdeck.model.payloads import PAYLOAD_TYPES
 
     envelope = Event.model_json_schema()
     definitions: dict[str, Any] = dict(envelope.get("$defs", {}))
@@ -464,7 +465,11 @@ def events_markdown() -> str:
     lines += _table(
         ["kind", "payload class", "what it records"],
         (
-            [f"[`{t.KIND}`](#{_kind_anchor(t.KIND)})", f"`{t.__name__}`", _paragraph(_summary(t))]
+            [
+                f"[`{t.KIND}`](#{_kind_anchor(t.KIND)})" + (" (reserved)" if t.RESERVED else ""),
+                f"`{t.__name__}`",
+                _paragraph(_summary(t)),
+            ]
             for t in PAYLOAD_TYPES
         ),
     )

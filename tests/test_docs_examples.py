@@ -171,6 +171,32 @@ def _assert_no_test_blocks_give_reasons(doc: str, blocks: list[Block]) -> None:
     assert not missing, f'{doc}: no-test block(s) at line(s) {missing} need reason="..."'
 
 
+_SHIM_IMPORT = re.compile(r"^\s*(?:from|import)\s+agentdeck\.core\b", re.M)
+SHIM_TEST = "agentdeck_core/tests/test_public_api.py"
+"""The one test that imports the 4.x shim (``agentdeck.core``), to prove it warns."""
+
+
+def test_no_doc_block_or_test_imports_the_4x_shim() -> None:
+    """Examples teach the 5.x imports (``from agentdeck import TextBlock``); the deprecated
+    ``agentdeck.core`` warns, and only the shim's own test may import it."""
+    blocks = [
+        f"{doc}:{b.line}" for doc, bs in DOCS.items() for b in bs if _SHIM_IMPORT.search(b.code)
+    ]
+    sources = [
+        path.relative_to(ROOT).as_posix()
+        for pattern in (
+            "agentdeck_core/tests/**/*.py",
+            "plugins/*/tests/**/*.py",
+            "tests/**/*.py",
+            "examples/**/*.py",
+        )
+        for path in ROOT.glob(pattern)
+        if _SHIM_IMPORT.search(path.read_text(encoding="utf-8"))
+    ]
+    assert blocks == []
+    assert sorted(set(sources)) == [SHIM_TEST]
+
+
 # --- the harness itself -------------------------------------------------------------------------
 
 SAMPLE = """\

@@ -80,7 +80,7 @@ def test_the_http_reference_has_a_section_for_every_route_and_schema() -> None:
 
 
 def test_the_events_reference_has_a_section_for_every_kind() -> None:
-    from agentdeck.model.events import PAYLOAD_TYPES
+    from agentdeck.model.payloads import PAYLOAD_TYPES
 
     text = (ROOT / "docs" / "reference" / "events.md").read_text(encoding="utf-8")
     for payload in PAYLOAD_TYPES:

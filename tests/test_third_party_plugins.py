@@ -32,7 +32,7 @@ from adk_thirdparty import ThirdPartyEventStore, ThirdPartySettings
 from agentdeck import Deck, TextBlock
 from agentdeck.cli import main
 from agentdeck.errors import ConfigError
-from agentdeck.model.events import Report, RunStarted
+from agentdeck.model.payloads import Report, RunStarted
 from agentdeck.plugins.host import DENY_ENV, PluginHost, PluginWarning
 from agentdeck.ports import BackendRequest, NewRun
 from agentdeck.settings import Settings

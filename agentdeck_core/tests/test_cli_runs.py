@@ -28,7 +28,7 @@ from agentdeck.deck.runs import Run
 from agentdeck.errors import InvalidInputError, RunSuspendedError
 from agentdeck.memory import plugin as memory_plugin
 from agentdeck.model.clock import ManualClock, SystemClock
-from agentdeck.model.events import (
+from agentdeck.model.payloads import (
     AnswerShape,
     MessageCompleted,
     ToolCallCompleted,

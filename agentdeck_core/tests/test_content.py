@@ -28,7 +28,8 @@ from agentdeck.model.content import (
     UnknownBlock,
     content_blocks,
 )
-from agentdeck.model.events import Event, InputAppended, RunCompleted, RunStarted, parse_payload
+from agentdeck.model.events import Event, parse_payload
+from agentdeck.model.payloads import InputAppended, RunCompleted, RunStarted
 
 MIB = 1024 * 1024
 TS = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)

@@ -32,8 +32,10 @@ from agentdeck import (
     SessionBusyError,
     TextBlock,
 )
-from agentdeck.model.events import AnswerShape
+from agentdeck.model.payloads import AnswerShape
+from agentdeck.model.status import fold
 from agentdeck.testing import Ask, Checkpoint, Complete, Raise, Script, Yield
+from agentdeck.testing.engine_kit import reserved_kinds_script
 
 
 def _support() -> Any:
@@ -130,6 +132,19 @@ async def test_run_returns_the_result_and_stream_yields_the_log(deck: Deck) -> N
     assert all(type(event) is Event for event in events)
     run = await deck.runs.get(events[0].run_id)
     assert kinds([e async for e in run.events()]) == kinds(events)
+
+
+async def test_a_reserved_kind_an_engine_yields_is_recorded_and_moves_no_status() -> None:
+    async with support.deck([reserved_kinds_script("reserved")]) as deck:
+        events = [event async for event in deck.stream("reserved")]
+        run = await deck.runs.get(events[0].run_id)
+        stored = [event async for event in run.events()]
+        assert await run.status() is RunStatus.COMPLETED
+    assert "input.appended" in kinds(events)
+    assert stored == events  # recorded as streamed, and read back equal
+    assert [fold(stored[: n + 1]).status for n in range(len(stored) - 1)] == [RunStatus.RUNNING] * (
+        len(stored) - 1
+    )
 
 
 async def test_a_failing_engine_ends_the_run_failed_without_its_exception_text(deck: Deck) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from agentdeck.errors import ConfigError
 from agentdeck.model.content import ContentBlock, DataBlock, TextBlock
-from agentdeck.model.events import (
+from agentdeck.model.payloads import (
     AnswerRecorded,
     ControlRequested,
     Payload,
@@ -330,6 +330,27 @@ async def test_a_well_behaved_fake_passes_the_checks() -> None:
     check_completed(await _drive_fake(FakeEngine()))
 
 
+async def test_an_engine_yielding_a_reserved_kind_is_recorded_and_folded_like_content() -> None:
+    assert {"input.appended"} == engine_kit.RESERVED_KINDS
+    result = await _drive(engine_kit.reserved_kinds_script())
+
+    appended = engine_kit.check_folded_like_content(result)
+    assert [event.kind for event in appended] == ["input.appended"]
+    assert result.kinds == [
+        "run.started",
+        "text.delta",
+        "input.appended",
+        "text.delta",
+        "run.completed",
+    ]
+    assert check_completed(result) == [TextBlock(text="done")]
+
+
+async def test_the_fold_check_fails_when_no_such_event_was_recorded() -> None:
+    with pytest.raises(AssertionError, match="no event of"):
+        engine_kit.check_folded_like_content(await _drive(COMPLETES))
+
+
 async def test_yielding_run_started_breaks_the_contract() -> None:
     class YieldsStarted(FakeEngine):
         async def play(self, invocation: Invocation) -> AsyncIterator[Payload]:
@@ -511,12 +532,14 @@ _KIT_NAMES = {
     "Violation", "Yield", "check_capabilities", "check_compiles", "check_completed",
     "check_control", "check_failed", "check_interrupted", "check_log", "check_payloads",
     "check_safe_points", "check_walk_away", "drive", "make_invocation",
+    "RESERVED_KINDS", "check_folded_like_content", "reserved_kinds_script",
 }  # fmt: skip
 
 
 def test_engine_kit_keeps_exporting_the_kit_from_its_modules() -> None:
     assert set(engine_kit.__all__) == _KIT_NAMES
-    for name in _KIT_NAMES - {"Step"}:  # Step is a union of classes, not a class
+    # Step is a union of classes and RESERVED_KINDS a set: neither has a module of its own.
+    for name in _KIT_NAMES - {"Step", "RESERVED_KINDS"}:
         home = getattr(engine_kit, name).__module__
         assert home.startswith("agentdeck.testing.engine."), f"{name} lives in {home}"
 
@@ -530,9 +553,10 @@ from typing import ClassVar
 
 import pytest
 
-from agentdeck.model.events import RunCompleted, SafePoint, TextDelta
+from agentdeck.model.payloads import RunCompleted, TextDelta
 from agentdeck.ports import Engine, EngineCapabilities, Invocable
 from agentdeck.testing.engine_kit import EngineContract, EngineScenarios
+from agentdeck.vocabulary import SafePoint
 
 
 class Minimal(Engine):

@@ -19,7 +19,7 @@ import pytest
 import agentdeck
 from agentdeck import Agent
 from agentdeck.errors import ConfigError
-from agentdeck.model.events import Payload
+from agentdeck.model.payloads import Payload
 from agentdeck.plugins.host import ENGINES, PluginHost, PluginSource, PluginWarning
 from agentdeck.ports import (
     Engine,

@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from typing import Annotated, Any, get_args
 
 import pytest
 from hypothesis import given
 from pydantic import BaseModel, ValidationError
 
 from agentdeck.errors import EventSchemaError
-from agentdeck.model.events import (
-    KIND_PATTERN,
+from agentdeck.model.events import SCHEMA_VERSION, Event, parse_payload
+from agentdeck.model.field_types import KIND_PATTERN, OPEN_VOCABULARIES
+from agentdeck.model.payloads import (
     PAYLOAD_TYPES,
-    SCHEMA_VERSION,
     AnswerRecorded,
     Custom,
-    Event,
     NodeUpdated,
     Report,
     RunCancelled,
@@ -32,7 +31,6 @@ from agentdeck.model.events import (
     TextDelta,
     ToolCallStarted,
     UnknownEvent,
-    parse_payload,
     payload_type,
 )
 from agentdeck.testing import event_examples as ex
@@ -413,6 +411,11 @@ def test_another_schema_minor_is_read_and_kept() -> None:
         ("report", "level", {"level": "debug", "message": "m"}),
         ("run.interrupted", "reason", {"interrupt_id": "i", "reason": "escalation"}),
         ("answer.recorded", "origin", {"interrupt_id": "i", "origin": "auditor"}),
+        (
+            "approval.decided",
+            "origin",
+            {"call_id": "c", "tool": "t", "approved": True, "origin": "auditor"},
+        ),
     ],
 )
 def test_an_unknown_enum_value_parses_as_a_plain_string(
@@ -454,6 +457,12 @@ def test_an_unknown_enum_value_parses_as_a_plain_string(
             {"interrupt_id": "i", "origin": "policy"},
             AnswerOrigin.POLICY,
         ),
+        (
+            "approval.decided",
+            "origin",
+            {"call_id": "c", "tool": "t", "approved": True, "origin": "human"},
+            AnswerOrigin.HUMAN,
+        ),
     ],
 )
 def test_a_known_enum_value_parses_as_the_enum_member(
@@ -461,6 +470,20 @@ def test_a_known_enum_value_parses_as_the_enum_member(
 ) -> None:
     event = Event.from_json(_event_json(kind, {"kind": kind, **payload}))
     assert getattr(event.payload, field) is member
+
+
+def test_every_vocabulary_field_is_an_open_vocabulary() -> None:
+    """A field typed with a vocabulary accepts it the open way: a known value as the member, any
+    other string as it is (a plain ``Enum | str`` union would keep even known values as str)."""
+    vocabularies = {enum for _, enum in OPEN_VOCABULARIES}
+    open_types = {annotation for annotation, _ in OPEN_VOCABULARIES}
+    for payload in PAYLOAD_TYPES:
+        for name, info in payload.model_fields.items():
+            annotation = (
+                Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+            )
+            if vocabularies & set(get_args(info.annotation)) or info.annotation in vocabularies:
+                assert annotation in open_types, f"{payload.KIND}.{name}"
 
 
 def test_reference_enum_values_are_all_known() -> None:

@@ -16,7 +16,8 @@ from hypothesis import given
 from jsonschema import Draft202012Validator
 
 from agentdeck.errors import EventSchemaError
-from agentdeck.model.events import PAYLOAD_TYPES, SCHEMA_VERSION, Custom, Event, Report, TextDelta
+from agentdeck.model.events import SCHEMA_VERSION, Event
+from agentdeck.model.payloads import PAYLOAD_TYPES, Custom, Report, TextDelta
 from agentdeck.model.schema import (
     EVENT_SCHEMA_ID,
     JSON_SCHEMA_DIALECT,

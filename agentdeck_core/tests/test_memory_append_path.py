@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 from agentdeck.memory.store import MemoryEventStore
 from agentdeck.model.clock import ManualClock
-from agentdeck.model.events import Event, TextDelta
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import TextDelta
 from agentdeck.testing import new_run
 
 

@@ -19,8 +19,8 @@ from agentdeck.memory.packed import PACK_BATCH, pack, unpack
 from agentdeck.model import trusted
 from agentdeck.model.clock import ManualClock
 from agentdeck.model.content import DataBlock, TextBlock
-from agentdeck.model.events import (
-    Event,
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     Report,
     RunCompleted,
     RunFailed,

@@ -13,7 +13,8 @@ from agentdeck.errors import ConfigError, InvalidInputError, RunStateError
 from agentdeck.memory import MemoryEventStore
 from agentdeck.memory.store import instance_name
 from agentdeck.model.clock import ManualClock
-from agentdeck.model.events import Event, RunCancelled, RunCompleted, RunInterrupted, TextDelta
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunCancelled, RunCompleted, RunInterrupted, TextDelta
 from agentdeck.ports import BackendRequest, EventStore, RunQuery
 from agentdeck.testing import StoreContract, new_run
 from agentdeck.testing.store_kit import ReopenStore

@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field, field_validator
 from agentdeck import WorkflowCtx, workflow
 from agentdeck.authoring.workflows import WorkflowDefinition
 from agentdeck.model.content import DataBlock
-from agentdeck.model.events import AnswerRefused, AnswerShape, Event, RunInterrupted
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import AnswerRefused, AnswerShape, RunInterrupted
 from agentdeck.native import NativeWorkflowEngine
 from agentdeck.testing.engine_kit import (
     DriveResult,

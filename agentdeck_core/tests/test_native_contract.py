@@ -16,7 +16,7 @@ import pytest
 
 from agentdeck import WorkflowCtx, workflow
 from agentdeck.model.content import ContentBlock, DataBlock
-from agentdeck.model.events import Payload, Report, RunInterrupted
+from agentdeck.model.payloads import Payload, Report, RunInterrupted
 from agentdeck.native import NativeWorkflowEngine
 from agentdeck.ports import Engine, EngineCapabilities, Invocable, Invocation
 from agentdeck.testing.engine_kit import (

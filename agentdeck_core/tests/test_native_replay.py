@@ -20,7 +20,8 @@ from agentdeck import WorkflowCtx, workflow
 from agentdeck.authoring.workflows import WorkflowDefinition, code_digest
 from agentdeck.errors import InvalidInputError, ReplayError
 from agentdeck.model.content import ContentBlock, DataBlock, ImageBlock, TextBlock
-from agentdeck.model.events import Event, Report, RunFailed, StepCompleted
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Report, RunFailed, StepCompleted
 from agentdeck.native import NativeWorkflowEngine
 from agentdeck.ports import Entry
 from agentdeck.testing.engine_kit import (

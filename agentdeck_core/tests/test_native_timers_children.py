@@ -19,7 +19,8 @@ from agentdeck.authoring.workflows import WorkflowDefinition
 from agentdeck.errors import RunSuspendedError
 from agentdeck.model.clock import ManualClock
 from agentdeck.model.content import DataBlock
-from agentdeck.model.events import Event, RunPaused, StepCompleted
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunPaused, StepCompleted
 from agentdeck.native import NativeWorkflowEngine
 from agentdeck.ports import Entry, Invocation
 from agentdeck.testing.engine_kit import (

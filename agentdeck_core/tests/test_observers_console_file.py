@@ -13,7 +13,8 @@ import pytest
 import agentdeck.observers as observers
 from agentdeck.errors import ConfigError, EventSchemaError, PluginNotInstalledError
 from agentdeck.model.content import TextBlock
-from agentdeck.model.events import Event, MessageCompleted, RunStarted
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import MessageCompleted, RunStarted
 from agentdeck.observers import ConsoleObserver, FileObserver
 from agentdeck.observing.views import chat
 from agentdeck.ports import Observer

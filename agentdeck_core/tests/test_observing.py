@@ -10,7 +10,8 @@ import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from agentdeck.model.events import Event, Report, TextDelta
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Report, TextDelta
 from agentdeck.observing.hub import ObserverHub
 from agentdeck.observing.metrics import RunMetrics
 from agentdeck.ports import Observer

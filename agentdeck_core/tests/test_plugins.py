@@ -17,7 +17,7 @@ from pydantic_settings import SettingsConfigDict
 import agentdeck
 from agentdeck.errors import ConfigError
 from agentdeck.memory import MemoryEventStore
-from agentdeck.model.events import Payload
+from agentdeck.model.payloads import Payload
 from agentdeck.plugins import hookspecs
 from agentdeck.plugins.host import (
     ALLOW_ENV,

@@ -32,7 +32,7 @@ from agentdeck import (
 from agentdeck.memory import MemoryControlPort, MemoryEventStore, MemoryLeasePort
 from agentdeck.model import trusted
 from agentdeck.model.content import is_plain_json_scalar
-from agentdeck.model.events import RunCompleted, RunFailed
+from agentdeck.model.payloads import RunCompleted, RunFailed
 from agentdeck.native.channel import Finished, Mailbox, Wake
 from agentdeck.ports import LeaseState
 from agentdeck.runtime.runtime import Runtime, new_run_id

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AnswerRecorded,
     AnswerShape,
     ControlObserved,
     ControlRequested,
-    Event,
     Report,
     RunCancelled,
     RunCompleted,

@@ -39,7 +39,12 @@ import warnings
 import agentdeck
 from agentdeck import Deck
 from agentdeck.bindings import Terminal
-from agentdeck.model.events import AnswerShape, MessageCompleted, ToolCallCompleted, ToolCallStarted
+from agentdeck.model.payloads import (
+    AnswerShape,
+    MessageCompleted,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
 from agentdeck.memory import plugin as memory_plugin
 from agentdeck.plugins.host import PluginHost
 from agentdeck.runtime.runtime import NonDurableStoreWarning

@@ -10,10 +10,10 @@ import pytest
 
 from agentdeck.bindings.transcript import Style, Transcript, describe_question, expected_hint
 from agentdeck.model.content import DataBlock, TextBlock
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AnswerRecorded,
     AnswerShape,
-    Event,
     MessageCompleted,
     Payload,
     Report,

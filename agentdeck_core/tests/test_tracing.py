@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from agentdeck.model.clock import ManualClock
 from agentdeck.model.content import TextBlock
-from agentdeck.model.events import (
-    Event,
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     MessageCompleted,
     RunCompleted,
     RunPaused,

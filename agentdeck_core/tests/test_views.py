@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from agentdeck import views
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AgentChanged,
     AnswerRecorded,
     AnswerRefused,
@@ -17,7 +18,6 @@ from agentdeck.model.events import (
     ControlObserved,
     ControlRequested,
     Custom,
-    Event,
     MessageCompleted,
     PlanItem,
     PlanUpdated,
@@ -37,7 +37,7 @@ from agentdeck.model.events import (
     Usage,
     UsageReported,
 )
-from agentdeck.model.events import _Payload as AnyPayload
+from agentdeck.model.payloads import _Payload as AnyPayload
 from agentdeck.vocabulary import ErrorCode, ReportLevel
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)

@@ -18,7 +18,8 @@ import agentdeck
 from agentdeck import Deck, RunFailedError, TextBlock
 from agentdeck.memory import MemoryControlPort, MemoryEventStore
 from agentdeck.memory import plugin as memory_plugin
-from agentdeck.model.events import ControlObserved, Event, Payload, TextDelta
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import ControlObserved, Payload, TextDelta
 from agentdeck.plugins.hookspecs import RegisterEngine
 from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import ControlSignal, EngineCapabilities, Invocation

@@ -43,8 +43,8 @@ from agentdeck.model.content import (
     TextBlock,
     UnknownBlock,
 )
-from agentdeck.model.events import (
-    SCHEMA_VERSION,
+from agentdeck.model.events import SCHEMA_VERSION, Event
+from agentdeck.model.payloads import (
     AgentChanged,
     AnswerRecorded,
     AnswerRefused,
@@ -53,7 +53,6 @@ from agentdeck.model.events import (
     ControlObserved,
     ControlRequested,
     Custom,
-    Event,
     InputAppended,
     MessageCompleted,
     NodeUpdated,

@@ -5,7 +5,7 @@ can carry a :class:`RunStatus` and every other layer can name an ending kind wit
 for the event schema.
 
 Each vocabulary is a ``StrEnum`` of the values this release produces. Event fields accept
-``Enum | str`` (see :mod:`agentdeck.model.events`), so a value a newer minor adds still parses,
+``Enum | str`` (see :mod:`agentdeck.model.field_types`), so a value a newer minor adds still parses,
 as a plain string, instead of failing the whole event; a value this release knows comes back as
 the member (``ErrorCode.DEADLINE``), never as an equal plain string that an ``is`` check or a
 ``match`` on the member's type would miss.

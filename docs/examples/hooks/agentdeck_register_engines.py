@@ -9,7 +9,7 @@ from typing import ClassVar
 import agentdeck
 import agentdeck.memory.plugin
 from agentdeck import Deck, TextBlock
-from agentdeck.model.events import Payload, RunCompleted
+from agentdeck.model.payloads import Payload, RunCompleted
 from agentdeck.plugins.hookspecs import RegisterEngine
 from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import Engine, Invocable, Invocation

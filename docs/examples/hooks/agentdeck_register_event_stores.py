@@ -5,7 +5,7 @@ from types import ModuleType
 
 import agentdeck
 from agentdeck.memory import MemoryEventStore
-from agentdeck.model.events import Report, RunStarted
+from agentdeck.model.payloads import Report, RunStarted
 from agentdeck.plugins.hookspecs import RegisterScheme
 from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, EventStore, NewRun

@@ -12,13 +12,8 @@ from typing import Any
 import pytest_asyncio
 from lg_graphs import START_STATE, Counter, asking, chain, fan_out, steady
 
-from agentdeck.model.events import (
-    ControlObserved,
-    ControlRequested,
-    Event,
-    NodeUpdated,
-    RunCancelled,
-)
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import ControlObserved, ControlRequested, NodeUpdated, RunCancelled
 from agentdeck.model.status import fold
 from agentdeck.testing.engine_kit import (
     check_completed,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from lg_graphs import START_STATE, asking
 
-from agentdeck.model.events import Event, NodeUpdated
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import NodeUpdated
 from agentdeck.model.status import fold
 from agentdeck.testing.engine_kit import check_interrupted, drive, make_invocation
 from agentdeck.testing.fixtures import PostgresSchema

@@ -29,7 +29,7 @@ from lg_graphs import (
 )
 
 from agentdeck.errors import ConfigError
-from agentdeck.model.events import Custom, NodeUpdated, Report, RunCompleted, RunFailed, TextDelta
+from agentdeck.model.payloads import Custom, NodeUpdated, Report, RunCompleted, RunFailed, TextDelta
 from agentdeck.ports import EngineRequest
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import check_completed, check_failed, drive, make_invocation

@@ -15,7 +15,7 @@ from langgraph.types import interrupt
 from lg_graphs import START_STATE, Counter, asking, chain, fan_out, left, right, steady
 from pydantic import BaseModel
 
-from agentdeck.model.events import NodeUpdated, RunInterrupted
+from agentdeck.model.payloads import NodeUpdated, RunInterrupted
 from agentdeck.testing.engine_kit import (
     check_completed,
     check_failed,

@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import StreamWriter
 from lg_graphs import START_STATE, Counter, chain, fan_out, three_nodes
 
-from agentdeck.model.events import NodeUpdated, Payload, Report, TextDelta
+from agentdeck.model.payloads import NodeUpdated, Payload, Report, TextDelta
 from agentdeck.testing.engine_kit import check_completed, drive, make_invocation
 from agentdeck_langgraph import LangGraphEngine, Workflow, live, report
 

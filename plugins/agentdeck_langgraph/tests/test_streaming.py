@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk
 
-from agentdeck.model.events import Custom, Report, TextDelta
+from agentdeck.model.payloads import Custom, Report, TextDelta
 from agentdeck.vocabulary import ReportLevel
 from agentdeck_langgraph import emit
 from agentdeck_langgraph.streaming import custom_payload, message_payloads

@@ -12,7 +12,7 @@ import pytest_asyncio
 from lg_graphs import NAP_UNTIL, START_STATE, Counter, chain, plan, sleeper
 
 from agentdeck.model.clock import ManualClock
-from agentdeck.model.events import NodeUpdated, RunPaused
+from agentdeck.model.payloads import NodeUpdated, RunPaused
 from agentdeck.testing.engine_kit import check_completed, check_failed, drive, make_invocation
 from agentdeck.vocabulary import RunStatus
 from agentdeck_langgraph import LangGraphEngine, Workflow, sleep_until

@@ -35,14 +35,9 @@ from pydantic import BaseModel
 
 from agentdeck import Agent, Deck, InterruptResult, RunFailedError, RunStatus, TurnResult, tool
 from agentdeck.errors import ConfigError
-from agentdeck.model.content import TextBlock
-from agentdeck.model.events import (
-    Event,
-    MessageCompleted,
-    RunInterrupted,
-    TextDelta,
-    UsageReported,
-)
+from agentdeck.model.content import ImageBlock, TextBlock
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import MessageCompleted, RunInterrupted, TextDelta, UsageReported
 from agentdeck.ports import Engine, Entry, Invocable, Invocation
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import (
@@ -89,12 +84,18 @@ def explode(order_id: str) -> str:
     raise RuntimeError("no")
 
 
+@tool
+def sketch() -> list[Any]:
+    """Draw the route."""
+    return [ImageBlock(media_type="image/png", data_b64="iVBORw0KGgo="), TextBlock(text="route")]
+
+
 class Invoice(BaseModel):
     number: str
     total: float
 
 
-BOT = Agent(name="bot", instructions="Help.", tools=[lookup, explode])
+BOT = Agent(name="bot", instructions="Help.", tools=[lookup, explode, sketch])
 BILLING = Agent(name="Billing", instructions="Bill.", output_type=Invoice)
 TRIAGE = Agent(name="Triage", instructions="Route.", handoffs=[BILLING])
 
@@ -178,6 +179,7 @@ SCRIPTS: dict[str, Callable[[], Sequence[Turn]]] = {
     "HTTP 500": lambda: [server_error("upstream broke")],
     "a raising tool": lambda: [tool_call("explode", {"order_id": "A-1"})],
     "no usage reported": lambda: [reply("fine", usage=None)],
+    "an image tool": lambda: [tool_call("sketch", {}), reply("Here is the route.")],
 }
 
 
@@ -216,6 +218,8 @@ async def test_the_comparison_sees_deltas_and_usage_where_there_are_some() -> No
     assert completed.kind == "run.completed"
     assert completed.usage.requests == 2 and completed.usage.total_tokens == 336  # type: ignore[union-attr]
     assert "tool.call.completed" in whole.kinds and "message.completed" in whole.kinds
+    drawn = await play(SCRIPTS["an image tool"], "bot", streamed=False)
+    assert "artifact.created" in drawn.kinds
 
 
 @pytest.mark.parametrize("chat", [False, True], ids=["responses", "chat"])

@@ -30,7 +30,8 @@ from agentdeck import (
 )
 from agentdeck.authoring.workflows import WorkflowDefinition
 from agentdeck.deck.runs import Run
-from agentdeck.model.events import Event, RunPaused
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunPaused
 from agentdeck.ports import Observer
 from agentdeck.settings import Settings
 from agentdeck_openai.testing import (

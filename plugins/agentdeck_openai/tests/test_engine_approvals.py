@@ -17,9 +17,9 @@ from agentdeck.authoring.context import ToolCtx
 from agentdeck.authoring.tools import tool
 from agentdeck.errors import ReplayError
 from agentdeck.model.content import TextBlock
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     ApprovalDecided,
-    Event,
     RunInterrupted,
     ToolCallCompleted,
     ToolCallStarted,

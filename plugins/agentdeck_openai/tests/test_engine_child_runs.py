@@ -21,7 +21,8 @@ from agentdeck.authoring.catalog import Catalog
 from agentdeck.authoring.workflows import workflow
 from agentdeck.errors import RunSuspendedError
 from agentdeck.model.content import TextBlock
-from agentdeck.model.events import Event, RunPaused
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunPaused
 from agentdeck.ports import Entry
 from agentdeck.testing.engine_kit import (
     DriveResult,

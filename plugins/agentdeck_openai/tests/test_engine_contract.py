@@ -16,7 +16,7 @@ import pytest
 from agentdeck import Agent
 from agentdeck.authoring.tools import tool
 from agentdeck.model.content import ContentBlock, TextBlock
-from agentdeck.model.events import Payload
+from agentdeck.model.payloads import Payload
 from agentdeck.ports import Engine, Invocation
 from agentdeck.testing.engine_kit import EngineContract, EngineScenarios
 from agentdeck_openai.engine import OpenAIEngine

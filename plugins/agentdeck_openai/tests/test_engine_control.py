@@ -11,7 +11,7 @@ import engine_support as support  # loaded by conftest.py
 from agentdeck import Agent
 from agentdeck.authoring.tools import tool
 from agentdeck.model.content import TextBlock
-from agentdeck.model.events import RunFailed, TextDelta, ToolCallCompleted
+from agentdeck.model.payloads import RunFailed, TextDelta, ToolCallCompleted
 from agentdeck.ports import Entry
 from agentdeck.testing.engine_kit import (
     DriveResult,

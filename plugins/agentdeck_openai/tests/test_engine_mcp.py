@@ -15,7 +15,7 @@ from agentdeck.authoring.catalog import Catalog
 from agentdeck.authoring.mcp import MCP, MCPServerSpec
 from agentdeck.errors import ConfigError
 from agentdeck.model.content import TextBlock
-from agentdeck.model.events import ToolCallCompleted
+from agentdeck.model.payloads import ToolCallCompleted
 from agentdeck.testing.engine_kit import (
     check_completed,
     check_interrupted,

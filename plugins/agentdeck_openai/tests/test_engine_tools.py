@@ -22,8 +22,9 @@ from agentdeck.authoring.context import ToolCtx
 from agentdeck.authoring.skills import Skills
 from agentdeck.authoring.tools import tool
 from agentdeck.model.content import DataBlock, ImageBlock, TextBlock
-from agentdeck.model.events import (
+from agentdeck.model.payloads import (
     AgentChanged,
+    ArtifactCreated,
     MessageCompleted,
     PlanUpdated,
     RunCompleted,
@@ -179,6 +180,49 @@ async def test_an_image_result_is_shown_to_the_model_and_opens_the_output(
     assert {"type": "input_image", "image_url": f"data:image/png;base64,{pixel}"}.items() <= (
         output[0].items()
     )
+
+
+async def test_each_image_a_tool_returns_is_recorded_as_an_artifact_before_its_call_completes(
+    model_server: LoopbackModelServer,
+) -> None:
+    cat_png, dog_jpeg = b"\x89PNG cat", b"\xff\xd8\xff a dog"
+    cat, dog = base64.b64encode(cat_png).decode(), base64.b64encode(dog_jpeg).decode()
+
+    @tool
+    def draw() -> list[Any]:
+        """Draw two pictures."""
+        return [
+            ImageBlock(media_type="image/png", data_b64=cat),
+            TextBlock(text="a cat and a dog"),
+            ImageBlock(media_type="image/jpeg", data_b64=dog),
+        ]
+
+    model_server.script.add(tool_call("draw", call_id="d1"), reply("Here they are"))
+    result = await play(model_server, Agent(name="Painter", instructions="x", tools=[draw]))
+
+    result.assert_clean()
+    kinds = support.kinds(result)
+    assert kinds[kinds.index("tool.call.started") :][:4] == [
+        "tool.call.started",
+        "artifact.created",
+        "artifact.created",
+        "tool.call.completed",
+    ]
+    assert support.payloads(result, ArtifactCreated) == [
+        ArtifactCreated(artifact_id="d1/0", media_type="image/png", size=len(cat_png)),
+        ArtifactCreated(artifact_id="d1/1", media_type="image/jpeg", size=len(dog_jpeg)),
+    ]
+    assert check_completed(result)[:2] == [  # the same artifacts, in order, open the output
+        ImageBlock(media_type="image/png", data_b64=cat),
+        ImageBlock(media_type="image/jpeg", data_b64=dog),
+    ]
+
+
+async def test_a_text_result_records_no_artifact(model_server: LoopbackModelServer) -> None:
+    model_server.script.add(tool_call("get_weather", {"city": "Oslo"}), reply("Cold"))
+    result = await play(model_server, Agent(name="W", instructions="x", tools=[get_weather]))
+
+    assert "artifact.created" not in support.kinds(result)
 
 
 # --------------------------------------------------------------------------- failures

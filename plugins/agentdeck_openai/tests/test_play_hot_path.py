@@ -20,7 +20,7 @@ from openai.types.responses import ResponseTextDeltaEvent
 from agentdeck import Agent
 from agentdeck.errors import ConfigError
 from agentdeck.model.content import TextBlock
-from agentdeck.model.events import RunCancelled, TextDelta
+from agentdeck.model.payloads import RunCancelled, TextDelta
 from agentdeck.ports import ControlDirective, EngineRequest, Entry, Invocable, Invocation
 from agentdeck.settings import Settings
 from agentdeck.testing.engine_kit import MemoryStateArea

@@ -17,7 +17,7 @@ import uuid
 
 import redis.asyncio as aioredis
 
-from agentdeck.model.events import RunInterrupted, TextDelta
+from agentdeck.model.payloads import RunInterrupted, TextDelta
 from agentdeck.ports import BackendRequest
 from agentdeck.testing import new_run
 from agentdeck_stores._redis_base import RedisTarget

@@ -24,7 +24,7 @@ import uuid
 from typing import Any
 
 from agentdeck.model.content import TextBlock
-from agentdeck.model.events import RunCompleted, RunStarted, TextDelta
+from agentdeck.model.payloads import RunCompleted, RunStarted, TextDelta
 from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, EventStore, NewRun
 

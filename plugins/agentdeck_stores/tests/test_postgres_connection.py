@@ -15,7 +15,8 @@ import pytest
 
 from agentdeck.errors import ConfigError, StoreError
 from agentdeck.model.clock import ManualClock
-from agentdeck.model.events import Event, RunCompleted, TextDelta
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunCompleted, TextDelta
 from agentdeck.ports import BackendRequest, EventStore
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import PostgresSchema, postgres_url

@@ -17,15 +17,10 @@ import psycopg
 import pytest
 
 from agentdeck.errors import EventSchemaError
-from agentdeck.model.events import (
-    PAYLOAD_TYPES,
-    Event,
-    RunFailed,
-    TextDelta,
-    UnknownEvent,
-    stored_event,
-)
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import PAYLOAD_TYPES, RunFailed, TextDelta, UnknownEvent
 from agentdeck.ports import BackendRequest
+from agentdeck.storage.codec import stored_event
 from agentdeck.testing import event_examples as ex
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import PostgresSchema

@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from agentdeck.model.clock import ManualClock
-from agentdeck.model.events import RunCompleted, RunInterrupted, RunPaused
+from agentdeck.model.payloads import RunCompleted, RunInterrupted, RunPaused
 from agentdeck.ports import BackendRequest, EventStore, NewRun, RunQuery
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import PostgresSchema

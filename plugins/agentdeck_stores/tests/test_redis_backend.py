@@ -12,7 +12,8 @@ import redis.asyncio as aioredis
 
 from agentdeck.errors import ConfigError, StoreError
 from agentdeck.model.clock import ManualClock
-from agentdeck.model.events import Event, RunCompleted, TextDelta
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunCompleted, TextDelta
 from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, PruneQuery, RunQuery
 from agentdeck.testing import new_run

@@ -18,7 +18,7 @@ from pathlib import Path
 import redis
 
 from agentdeck.model.clock import ManualClock
-from agentdeck.model.events import AnswerRecorded, RunFailed, RunResumed
+from agentdeck.model.payloads import AnswerRecorded, RunFailed, RunResumed
 from agentdeck.model.status import fold
 from agentdeck.ports import BackendRequest, RunQuery, Takeover
 from agentdeck.testing import new_run

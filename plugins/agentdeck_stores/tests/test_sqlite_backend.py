@@ -9,7 +9,7 @@ import pytest
 
 from agentdeck.errors import ConfigError, StoreError
 from agentdeck.model.clock import ManualClock
-from agentdeck.model.events import RunCompleted
+from agentdeck.model.payloads import RunCompleted
 from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, LeaseState, PruneQuery
 from agentdeck.testing import new_run

@@ -10,13 +10,8 @@ from pathlib import Path
 import pytest
 
 from agentdeck.errors import StoreError
-from agentdeck.model.events import (
-    Event,
-    RunCompleted,
-    RunStarted,
-    TextDelta,
-    parse_payload,
-)
+from agentdeck.model.events import Event, parse_payload
+from agentdeck.model.payloads import RunCompleted, RunStarted, TextDelta
 from agentdeck.model.status import fold
 from agentdeck.ports import BackendRequest, PruneQuery, RunQuery
 from agentdeck.testing import new_run

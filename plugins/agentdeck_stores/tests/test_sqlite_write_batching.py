@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from agentdeck.errors import StoreError
-from agentdeck.model.events import RunCompleted, TextDelta
+from agentdeck.model.payloads import RunCompleted, TextDelta
 from agentdeck.ports import BackendRequest, LeaseState
 from agentdeck.testing import new_run
 from agentdeck.vocabulary import ControlVerb, RunStatus

@@ -39,7 +39,8 @@ from agentdeck.errors import (
     ConfigError,
     NotFoundError,
 )
-from agentdeck.model.events import Event, RunInterrupted
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunInterrupted
 from agentdeck.model.results import InterruptResult
 from agentdeck.ports import Binding
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from agentdeck.model.content import DataBlock
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AgentChanged,
     AnswerRecorded,
     AnswerRefused,
@@ -29,7 +30,6 @@ from agentdeck.model.events import (
     ControlObserved,
     ControlRequested,
     Custom,
-    Event,
     MessageCompleted,
     Report,
     RunCancelled,

@@ -24,11 +24,11 @@ from agentdeck.bindings.transcript import (
 )
 from agentdeck.cli.common import record_dict
 from agentdeck.model.content import DataBlock
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AnswerRecorded,
     AnswerRefused,
     ControlRequested,
-    Event,
     MessageCompleted,
     RunCompleted,
     RunInterrupted,

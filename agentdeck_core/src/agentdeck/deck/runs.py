@@ -21,10 +21,10 @@ from agentdeck.errors import (
     RunStateError,
     RunSuspendedError,
 )
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AnswerRefused,
     AnswerShape,
-    Event,
     RunCancelled,
     RunCompleted,
     RunFailed,

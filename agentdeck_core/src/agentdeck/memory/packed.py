@@ -9,11 +9,11 @@ quarter of those in it).
 
 A finished run's log never changes again and is seldom read, so the store keeps it *packed*:
 the times (``datetime`` objects, which the collector does not track) and each payload's JSON
-(:func:`~agentdeck.model.events.payload_to_json`), in plain tuples. The collector stops tracking a
+(:func:`~agentdeck.storage.codec.payload_to_json`), in plain tuples. The collector stops tracking a
 plain tuple of untracked objects once it has looked at it, so a packed log costs it nothing from
 then on. The envelope's other fields are the run's own (its id, session, namespace, parent and
 origin) or its position (``seq``), which the store holds anyway. Reading a packed log back
-builds the events again (:func:`~agentdeck.model.events.stored_payload`): equal to what was
+builds the events again (:func:`~agentdeck.storage.codec.stored_payload`): equal to what was
 appended, as a durable store's events are.
 
 Runs are packed in batches (:class:`Packer`), not one by one as they end: packing a run alone
@@ -28,7 +28,9 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from agentdeck.model.events import Event, Payload, collector_paused, payload_to_json, stored_payload
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Payload
+from agentdeck.storage.codec import collector_paused, payload_to_json, stored_payload
 
 __all__ = ["PACK_BATCH", "Packed", "Packer", "pack", "unpack"]
 

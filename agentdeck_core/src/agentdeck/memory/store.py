@@ -37,15 +37,12 @@ from agentdeck.errors import (
 )
 from agentdeck.memory.packed import Packed, Packer, pack, unpack
 from agentdeck.model.clock import Clock, SystemClock, utc
-from agentdeck.model.events import (
+from agentdeck.model.events import Event, parse_payload, record_unchecked
+from agentdeck.model.payloads import (
     PAYLOAD_TYPES,
-    SCHEMA_VERSION,
-    Event,
     Payload,
     RunStarted,
-    TextDelta,
     UnknownEvent,
-    parse_payload,
     payload_type,
 )
 from agentdeck.model.status import (
@@ -93,113 +90,12 @@ def instance_name(url: str) -> str | None:
     return name or None
 
 
-# =========================================================================== fast envelopes
+# =========================================================================== envelopes
 
-_FIELDS_SET = {name for name in Event.model_fields if name != "v"}
-"""The fields :meth:`Event.record` marks as set (every field but the defaulted version)."""
-_new = object.__new__
-
-
-def _slot_setter(name: str) -> Any:
-    """The setter of the model slot ``name``, taken from the class that declares it.
-
-    Calling a slot's own descriptor skips the attribute lookup ``object.__setattr__`` makes on
-    every call (and a frozen model's ``__setattr__``, which refuses): an envelope sets four.
-    """
-    for klass in Event.__mro__:
-        descriptor = vars(klass).get(name)
-        if descriptor is not None:
-            return descriptor.__set__
-    raise AttributeError(name)  # pragma: no cover - pydantic models declare all four
-
-
-_set_dict = _slot_setter("__dict__")
-_set_fields_set = _slot_setter("__pydantic_fields_set__")
-_set_extra = _slot_setter("__pydantic_extra__")
-_set_private = _slot_setter("__pydantic_private__")
-
-
-def _envelope_fast(
-    payload: Any,
-    seq: int,
-    run_id: str,
-    ts: datetime,
-    session_id: str | None,
-    namespace: str | None,
-    parent_run_id: str | None,
-    origin: str | None,
-) -> Event:
-    """Build the envelope :meth:`Event.record` would, without validating again.
-
-    Everything here was validated already: the payload is a payload model (checked on the way
-    in), ``seq`` and ``ts`` are the store's own, and the kind is the payload's. Skipping
-    pydantic's validation makes an append several times cheaper; :func:`_check_envelope` proves
-    at import that the result is indistinguishable from ``Event.record``'s.
-    """
-    event: Event = _new(Event)
-    _set_dict(
-        event,
-        {
-            "v": SCHEMA_VERSION,
-            "kind": payload.kind,
-            "seq": seq,
-            "run_id": run_id,
-            "session_id": session_id,
-            "namespace": namespace,
-            "parent_run_id": parent_run_id,
-            "origin": origin,
-            "ts": ts,
-            "payload": payload,
-        },
-    )
-    # One set shared by every envelope: a frozen model never changes its fields set (pydantic
-    # copies it in model_copy), and a set per event was a third of an event's memory.
-    _set_fields_set(event, _FIELDS_SET)
-    _set_extra(event, None)
-    _set_private(event, None)
-    return event
-
-
-def _envelope_validated(
-    payload: Any,
-    seq: int,
-    run_id: str,
-    ts: datetime,
-    session_id: str | None,
-    namespace: str | None,
-    parent_run_id: str | None,
-    origin: str | None,
-) -> Event:
-    return Event.record(
-        payload,
-        seq=seq,
-        run_id=run_id,
-        ts=ts,
-        session_id=session_id,
-        namespace=namespace,
-        parent_run_id=parent_run_id,
-        origin=origin,
-    )
-
-
-def _check_envelope() -> bool:
-    """Whether the fast envelope equals the validated one in every observable way."""
-    sample = TextDelta(message_id="m", text="t")
-    args = (sample, 3, "r", datetime(2026, 1, 1, tzinfo=UTC))
-    try:
-        fast = _envelope_fast(*args, "s", "n", "p", "o")
-        slow = _envelope_validated(*args, "s", "n", "p", "o")
-        return (
-            fast == slow
-            and fast.model_dump_json() == slow.model_dump_json()
-            and fast.model_fields_set == slow.model_fields_set
-            and repr(fast) == repr(slow)
-        )
-    except Exception:  # a pydantic release that changed its internals: take the safe path
-        return False
-
-
-_envelope = _envelope_fast if _check_envelope() else _envelope_validated
+_envelope = record_unchecked
+"""Every envelope this store builds: the one :meth:`Event.record` would, without checking its
+parts again -- each is the store's own (a payload model checked on its way in, its seq, its
+clock's UTC time, the run's fields), which makes an append several times cheaper."""
 
 
 # =========================================================================== the shared log
@@ -430,7 +326,7 @@ def _as_payload(payload: Any) -> Any:
     if expected is None or type(payload) is not expected:
         raise EventSchemaError(
             f"{type(payload).__name__} is not an event payload; append payload models from "
-            "agentdeck.model.events (TextDelta, RunCompleted, ...)",
+            "agentdeck.model.payloads (TextDelta, RunCompleted, ...)",
             kind=kind if isinstance(kind, str) else None,
         )
     return payload

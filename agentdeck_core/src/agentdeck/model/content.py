@@ -210,7 +210,7 @@ class UnknownBlock(_Block):
     @model_serializer(mode="wrap")
     def _keep_everything(self, handler: Any) -> dict[str, Any]:
         out: dict[str, Any] = handler(self)
-        out.update(self.__pydantic_extra__ or {})
+        out.update(self.model_extra or {})
         return out
 
 

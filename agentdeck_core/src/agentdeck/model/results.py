@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentdeck.model.content import ContentBlock, DataBlock, TextBlock
-from agentdeck.model.events import RunCompleted, Usage
+from agentdeck.model.payloads import RunCompleted, Usage
 from agentdeck.model.status import OpenInterrupt
 
 __all__ = ["InterruptResult", "TurnResult", "agent_output", "workflow_output"]

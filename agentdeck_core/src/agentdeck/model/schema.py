@@ -22,7 +22,8 @@ import json
 import sys
 from typing import Any
 
-from agentdeck.model.events import PAYLOAD_TYPES, SCHEMA_VERSION, Event
+from agentdeck.model.events import SCHEMA_VERSION, Event
+from agentdeck.model.payloads import PAYLOAD_TYPES
 
 __all__ = [
     "EVENT_SCHEMA_ID",

@@ -22,12 +22,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from agentdeck.model.events import (
-    AnswerRecorded,
-    Event,
-    RunInterrupted,
-    RunPaused,
-)
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import AnswerRecorded, RunInterrupted, RunPaused
 from agentdeck.vocabulary import TERMINAL, RunStatus
 
 __all__ = [

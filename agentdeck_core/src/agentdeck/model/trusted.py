@@ -7,18 +7,17 @@ assemble the models directly *when every part is of a plain, exact type* -- a st
 a block instance of a known class, a JSON scalar -- and otherwise call the validated constructor,
 so anything unusual gets exactly the checks, normalization and errors it always got.
 
-A model built here is indistinguishable from the validated one: `_matches` proves it once at
-import on samples covering each shortcut, and if a pydantic release ever breaks that, every
-builder falls back to plain validation.
+The models are built by :mod:`agentdeck.model.unvalidated` (which says what that skips and when
+it is safe). A model built here is indistinguishable from the validated one: `_matches` proves it
+once at import on samples covering each shortcut, and if a pydantic release ever breaks that,
+every builder falls back to plain validation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
-
-from pydantic import BaseModel
 
 from agentdeck.model.content import (
     AudioBlock,
@@ -30,19 +29,14 @@ from agentdeck.model.content import (
     UnknownBlock,
     is_plain_json_scalar,
 )
-from agentdeck.model.events import RunCompleted, RunStarted, Usage
+from agentdeck.model.payloads import RunCompleted, RunStarted, Usage
+from agentdeck.model.unvalidated import builder, proven
 
 __all__ = ["completed", "data_block", "started"]
 
 _KNOWN_BLOCKS = frozenset(
     {TextBlock, ImageBlock, AudioBlock, ResourceBlock, DataBlock, UnknownBlock}
 )
-_new = object.__new__
-_set = object.__setattr__
-# Fields sets, one per shape and shared by every model built with it (see `_build`).
-_DATA_FIELDS = {"data"}
-_NO_FIELDS: set[str] = set()
-_OUTPUT_FIELDS = {"output"}
 _USAGE_DEFAULTS = {
     "requests": 0,
     "input_tokens": 0,
@@ -50,21 +44,13 @@ _USAGE_DEFAULTS = {
     "total_tokens": 0,
     "usd": None,
 }
-
-
-def _build(cls: type[BaseModel], values: dict[str, Any], fields_set: set[str]) -> Any:
-    """An instance of ``cls`` holding ``values`` (every field, in declaration order).
-
-    ``fields_set`` is shared by every model built with it, not copied: these models are frozen,
-    so nothing assigns a field (which is what adds to a fields set), and ``model_copy`` copies
-    the set first. A set per model was a fifth of the objects a trivial run allocates.
-    """
-    model = _new(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", fields_set)
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
+# One builder per shape; each model's fields set is the fields validation marks as given.
+_data_block = builder(DataBlock, fields_set={"data"})
+_default_usage = builder(Usage, fields_set=set())
+_completed = builder(RunCompleted, fields_set={"output"})
+_started = builder(
+    RunStarted, fields_set={"name", "invocable_kind", "input", "key", "code_digest", "deadline"}
+)
 
 
 def _known_blocks(blocks: Sequence[Any]) -> bool:
@@ -77,23 +63,14 @@ def _known_blocks(blocks: Sequence[Any]) -> bool:
 def _fast_data_block(value: Any) -> DataBlock | None:
     if not is_plain_json_scalar(value):
         return None
-    block: DataBlock = _build(DataBlock, {"type": "data", "data": value}, _DATA_FIELDS)
-    return block
+    return _data_block({"type": "data", "data": value})
 
 
 def _fast_completed(output: Sequence[ContentBlock]) -> RunCompleted | None:
     if type(output) is not list or not _known_blocks(output):
         return None
-    usage = _build(Usage, dict(_USAGE_DEFAULTS), _NO_FIELDS)
-    payload: RunCompleted = _build(
-        RunCompleted,
-        {"kind": "run.completed", "output": list(output), "usage": usage},
-        _OUTPUT_FIELDS,
-    )
-    return payload
-
-
-_STARTED_FIELDS = {"name", "invocable_kind", "input", "key", "code_digest", "deadline"}
+    usage = _default_usage(dict(_USAGE_DEFAULTS))
+    return _completed({"kind": "run.completed", "output": list(output), "usage": usage})
 
 
 def _fast_started(
@@ -109,8 +86,7 @@ def _fast_started(
         or deadline is not None  # a time is normalized to UTC by validation
     ):
         return None
-    payload: RunStarted = _build(
-        RunStarted,
+    return _started(
         {
             "kind": "run.started",
             "name": name,
@@ -119,50 +95,36 @@ def _fast_started(
             "key": key,
             "code_digest": code_digest,
             "deadline": None,
-        },
-        _STARTED_FIELDS,
-    )
-    return payload
-
-
-def _same(fast: BaseModel | None, slow: BaseModel) -> bool:
-    """Equal, and equal in every way a caller or a store can observe."""
-    return (
-        fast is not None
-        and type(fast) is type(slow)
-        and fast == slow
-        and repr(fast) == repr(slow)
-        and fast.model_dump_json() == slow.model_dump_json()
-        and fast.model_fields_set == slow.model_fields_set
-        and fast.model_dump() == slow.model_dump()
+        }
     )
 
 
 def _matches() -> bool:
     """Whether every shortcut builds what validation builds (checked once, at import)."""
     text, data = TextBlock(text="hi"), DataBlock(data={"a": [1, 2.5, None]})
-    try:
-        checks = [
-            _same(_fast_data_block(value), DataBlock(data=value))
-            for value in (None, True, 0, -7, 2**70, 1.5, "", "ascii text")
-        ]
-        checks.append(_same(_fast_completed([]), RunCompleted(output=[])))
-        checks.append(_same(_fast_completed([text, data]), RunCompleted(output=[text, data])))
-        for key, digest in ((None, None), ("k", "d" * 64)):
-            arguments = ("wf", "workflow", [data, text], key, digest, None)
-            fast = _fast_started(*arguments)
-            slow = RunStarted(
-                name="wf",
-                invocable_kind="workflow",
-                input=[data, text],
-                key=key,
-                code_digest=digest,
-                deadline=None,
+    pairs: list[tuple[Callable[[], object], Callable[[], object]]] = [
+        (lambda v=value: _fast_data_block(v), lambda v=value: DataBlock(data=v))  # type: ignore[misc]
+        for value in (None, True, 0, -7, 2**70, 1.5, "", "ascii text")
+    ]
+    pairs.append((lambda: _fast_completed([]), lambda: RunCompleted(output=[])))
+    pairs.append((lambda: _fast_completed([text, data]), lambda: RunCompleted(output=[text, data])))
+    for key, digest in ((None, None), ("k", "d" * 64)):
+        pairs.append(
+            (
+                lambda k=key, d=digest: _fast_started(  # type: ignore[misc]
+                    "wf", "workflow", [data, text], k, d, None
+                ),
+                lambda k=key, d=digest: RunStarted(  # type: ignore[misc]
+                    name="wf",
+                    invocable_kind="workflow",
+                    input=[data, text],
+                    key=k,
+                    code_digest=d,
+                    deadline=None,
+                ),
             )
-            checks.append(_same(fast, slow))
-        return all(checks)
-    except Exception:  # a pydantic release that changed its internals: validate everything
-        return False
+        )
+    return proven(pairs)
 
 
 _ENABLED = _matches()

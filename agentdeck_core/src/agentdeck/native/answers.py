@@ -1,7 +1,7 @@
 """What an ask accepts as its answer, and the check an answer passes before the body sees it.
 
 ``ctx.ask(question, schema=..., options=...)`` declares the answer's shape. The shape is
-recorded on ``run.interrupted.expected`` (an :class:`~agentdeck.model.events.AnswerShape`) so the
+recorded on ``run.interrupted.expected`` (an :class:`~agentdeck.model.payloads.AnswerShape`) so the
 runtime can refuse a bad answer before recording it; the engine checks again when the body
 replays to the ask, because only the body holds the Python type (a pydantic model's own
 validators go beyond its JSON Schema) and because the log may have been written by a runtime
@@ -31,7 +31,7 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic.errors import PydanticUserError
 
 from agentdeck.authoring.context_check import type_label
-from agentdeck.model.events import AnswerShape
+from agentdeck.model.payloads import AnswerShape
 
 __all__ = ["Accepted", "AnswerSpec", "Refused"]
 

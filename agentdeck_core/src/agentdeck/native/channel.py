@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from agentdeck.errors import ReplayError
-from agentdeck.model.events import Payload, RunFailed, RunInterrupted
+from agentdeck.model.payloads import Payload, RunFailed, RunInterrupted
 from agentdeck.ports import ControlDirective
 
 __all__ = [

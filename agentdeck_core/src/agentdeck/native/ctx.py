@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from agentdeck.authoring.context import WorkflowCtx
 from agentdeck.errors import ReplayError, RunSuspendedError
 from agentdeck.model.clock import utc
-from agentdeck.model.events import (
+from agentdeck.model.payloads import (
     AnswerRefused,
     Custom,
     Report,

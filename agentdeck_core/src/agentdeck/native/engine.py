@@ -48,7 +48,7 @@ from agentdeck.model.content import (
     UnknownBlock,
     is_plain_json_scalar,
 )
-from agentdeck.model.events import Payload, RunCompleted, RunFailed, RunPaused, RunStarted
+from agentdeck.model.payloads import Payload, RunCompleted, RunFailed, RunPaused, RunStarted
 from agentdeck.model.trusted import completed, data_block
 from agentdeck.native.channel import (
     Channel,

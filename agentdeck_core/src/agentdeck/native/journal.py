@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AnswerRecorded,
     AnswerRefused,
     Custom,
-    Event,
     Report,
     RunInterrupted,
     RunPaused,

@@ -7,7 +7,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AgentChanged,
     AnswerRecorded,
     AnswerRefused,
@@ -16,7 +17,6 @@ from agentdeck.model.events import (
     ControlObserved,
     ControlRequested,
     Custom,
-    Event,
     InputAppended,
     MessageCompleted,
     NodeUpdated,

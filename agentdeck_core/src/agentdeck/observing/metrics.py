@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from agentdeck.model.events import Event, RunStarted, UsageReported
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunStarted, UsageReported
 
 __all__ = ["COUNTED_KINDS", "RunMetrics"]
 

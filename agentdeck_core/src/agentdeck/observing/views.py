@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agentdeck.model.events import Event, Report, ToolCallCompleted
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Report, ToolCallCompleted
 from agentdeck.vocabulary import ReportLevel
 
 __all__ = [

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from agentdeck.errors import ConfigError
 from agentdeck.model.clock import Clock, SystemClock
 from agentdeck.model.content import ContentBlock, DataBlock, content_blocks
-from agentdeck.model.events import Event, Payload
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Payload
 from agentdeck.ports.backends import SessionFactory
 from agentdeck.vocabulary import ControlVerb, SafePoint
 

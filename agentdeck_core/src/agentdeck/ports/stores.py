@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar
 
-from agentdeck.model.events import Event, Payload, RunStarted
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Payload, RunStarted
 from agentdeck.vocabulary import TERMINAL, RunStatus
 
 __all__ = [

@@ -46,11 +46,11 @@ from agentdeck.errors import (
 from agentdeck.model import trusted
 from agentdeck.model.clock import Clock
 from agentdeck.model.content import ContentBlock
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AnswerRecorded,
     ControlObserved,
     ControlRequested,
-    Event,
     Payload,
     RunCancelled,
     RunCompleted,

@@ -25,7 +25,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
-from agentdeck.model.events import Event, Payload
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Payload
 
 __all__ = ["WriteBehind"]
 

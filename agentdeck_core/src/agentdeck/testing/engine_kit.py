@@ -31,6 +31,7 @@ from agentdeck.testing.engine.checks import (
     check_completed,
     check_control,
     check_failed,
+    check_folded_like_content,
     check_interrupted,
     check_log,
     check_payloads,
@@ -39,7 +40,7 @@ from agentdeck.testing.engine.checks import (
 )
 from agentdeck.testing.engine.contract import EngineContract, EngineScenarios
 from agentdeck.testing.engine.driver import DriveResult, drive, make_invocation
-from agentdeck.testing.engine.rules import ContractRule, Violation
+from agentdeck.testing.engine.rules import RESERVED_KINDS, ContractRule, Violation
 from agentdeck.testing.engine.scripted import (
     Ask,
     Checkpoint,
@@ -49,10 +50,12 @@ from agentdeck.testing.engine.scripted import (
     ScriptedEngine,
     Step,
     Yield,
+    reserved_kinds_script,
 )
 from agentdeck.testing.engine.state_area import MemoryStateArea
 
 __all__ = [
+    "RESERVED_KINDS",
     "Ask",
     "Checkpoint",
     "Complete",
@@ -72,6 +75,7 @@ __all__ = [
     "check_completed",
     "check_control",
     "check_failed",
+    "check_folded_like_content",
     "check_interrupted",
     "check_log",
     "check_payloads",
@@ -79,4 +83,5 @@ __all__ = [
     "check_walk_away",
     "drive",
     "make_invocation",
+    "reserved_kinds_script",
 ]

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from enum import StrEnum
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from agentdeck.model.content import (
     AudioBlock,
@@ -24,8 +27,11 @@ from agentdeck.model.content import (
     ResourceBlock,
     TextBlock,
     UnknownBlock,
+    _JsonData,
 )
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.field_types import OPEN_VOCABULARIES, UtcDatetime
+from agentdeck.model.payloads import (
     AgentChanged,
     AnswerRecorded,
     AnswerRefused,
@@ -35,7 +41,6 @@ from agentdeck.model.events import (
     ControlObserved,
     ControlRequested,
     Custom,
-    Event,
     InputAppended,
     MessageCompleted,
     NodeUpdated,
@@ -239,3 +244,63 @@ ENVELOPE_STRATEGY = st.fixed_dictionaries(
     }
 )
 """Random envelope fields for :meth:`Event.record`, any zone (the event keeps UTC)."""
+
+_ANY_ZONE = st.sampled_from([UTC, timezone(timedelta(hours=-7)), timezone(timedelta(hours=5.5))])
+_FIELD_OVERRIDES: dict[tuple[type[Any], str], st.SearchStrategy[Any]] = {
+    (Custom, "name"): _namespaced_names,  # its validator wants a dotted name
+}
+
+
+def _field_values(annotation: Any) -> st.SearchStrategy[Any]:
+    """Values a field of ``annotation`` accepts, in the forms a caller might pass them."""
+    if annotation == _JsonData:
+        return JSON_VALUES
+    if annotation == UtcDatetime:
+        return st.datetimes(  # a day inside the range on either side, whatever the zone
+            min_value=datetime(1970, 1, 2), max_value=datetime(9000, 1, 1), timezones=_ANY_ZONE
+        )
+    for vocabulary, enum in OPEN_VOCABULARIES:
+        if annotation == vocabulary:
+            return st.sampled_from(list(enum)) | st.sampled_from([m.value for m in enum]) | _word
+    if annotation == ContentBlock:
+        return st.sampled_from(BLOCKS)
+    if annotation is str:
+        return st.text(max_size=12)
+    if annotation is bool:
+        return st.booleans()
+    if annotation is int:
+        return st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    if annotation is float:
+        return st.floats(allow_nan=False, allow_infinity=False)
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin in (Union, UnionType):
+        return st.one_of([_field_values(arg) for arg in args])
+    if annotation is type(None):
+        return st.none()
+    if origin is list:
+        return st.lists(_field_values(args[0]), max_size=3)
+    if origin is dict:
+        return st.dictionaries(st.text(max_size=8), _field_values(args[1]), max_size=3)
+    if isinstance(annotation, type) and issubclass(annotation, StrEnum):
+        return st.sampled_from(list(annotation)) | _word
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return payloads_of(annotation)
+    raise TypeError(f"no strategy for a field of type {annotation!r}")  # pragma: no cover
+
+
+def payloads_of(cls: type[Any]) -> st.SearchStrategy[Any]:
+    """Random, valid models of ``cls`` (a payload type, or a model a payload nests): each field
+    that has a default is either left to it or drawn, every other field drawn, in any form its
+    type accepts (an enum member or its string, a time in any zone, JSON data of any shape)."""
+    required: dict[str, st.SearchStrategy[Any]] = {}
+    optional: dict[str, st.SearchStrategy[Any]] = {}
+    for name, info in cls.model_fields.items():
+        if name == "kind":
+            continue
+        annotation = (
+            Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        )
+        override = _FIELD_OVERRIDES.get((cls, name))
+        values = override if override is not None else _field_values(annotation)
+        (required if info.is_required() else optional)[name] = values
+    return st.fixed_dictionaries(required, optional=optional).map(lambda kw: cls(**kw))

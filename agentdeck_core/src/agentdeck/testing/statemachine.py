@@ -57,9 +57,9 @@ from hypothesis.stateful import (
 
 from agentdeck.errors import NotFoundError, RunStateError
 from agentdeck.model.clock import ManualClock
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AnswerRecorded,
-    Event,
     Payload,
     RunCancelled,
     RunCompleted,

@@ -48,7 +48,8 @@ import pytest
 from agentdeck.errors import NotFoundError, RunStateError
 from agentdeck.model.clock import ManualClock
 from agentdeck.model.content import DataBlock, TextBlock
-from agentdeck.model.events import (
+from agentdeck.model.events import Event, parse_payload
+from agentdeck.model.payloads import (
     AgentChanged,
     AnswerRecorded,
     AnswerRefused,
@@ -57,7 +58,6 @@ from agentdeck.model.events import (
     ControlObserved,
     ControlRequested,
     Custom,
-    Event,
     InputAppended,
     MessageCompleted,
     NodeUpdated,
@@ -80,7 +80,6 @@ from agentdeck.model.events import (
     UnknownEvent,
     Usage,
     UsageReported,
-    parse_payload,
 )
 from agentdeck.model.status import fold, fold_status
 from agentdeck.ports import EventStore, NewRun, PruneQuery, RunQuery, RunRecord, Takeover

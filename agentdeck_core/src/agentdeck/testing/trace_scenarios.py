@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 
 from agentdeck.model.clock import ManualClock
 from agentdeck.model.content import DataBlock, TextBlock
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AnswerRecorded,
     ApprovalDecided,
-    Event,
     MessageCompleted,
     Payload,
     Report,

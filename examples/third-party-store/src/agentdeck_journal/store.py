@@ -30,7 +30,8 @@ from typing import Any, ClassVar
 
 from agentdeck.errors import ConfigError, InvalidInputError, NotFoundError, RunStateError
 from agentdeck.model.clock import Clock, SystemClock
-from agentdeck.model.events import Event, Payload, RunStarted
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Payload, RunStarted
 from agentdeck.model.status import RunState, apply, is_transition_allowed
 from agentdeck.ports import (
     BackendRequest,

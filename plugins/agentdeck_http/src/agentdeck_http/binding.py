@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, Unpack
 
 from agentdeck.errors import ConfigError
-from agentdeck.model.events import KIND_PATTERN
+from agentdeck.model.field_types import KIND_PATTERN
 from agentdeck.ports import ASGIApp, ListenerBinding
 from agentdeck.settings import Settings
 

@@ -25,7 +25,7 @@ from sse_starlette import ServerSentEvent
 
 from agentdeck.deck.runs import Run
 from agentdeck.errors import InvalidInputError, NotFoundError, RunFailedError, RunSuspendedError
-from agentdeck.model.events import (
+from agentdeck.model.payloads import (
     RunCancelled,
     RunCompleted,
     RunFailed,

@@ -62,7 +62,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentdeck.errors import ConfigError, InvalidInputError, ReplayError
 from agentdeck.model.content import ContentBlock, DataBlock
-from agentdeck.model.events import (
+from agentdeck.model.payloads import (
     AnswerRecorded,
     AnswerShape,
     NodeUpdated,

@@ -31,7 +31,8 @@ from langgraph.config import get_stream_writer
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
-from agentdeck.model.events import KIND_PATTERN, Custom, Payload, Report, TextDelta
+from agentdeck.model.field_types import KIND_PATTERN
+from agentdeck.model.payloads import Custom, Payload, Report, TextDelta
 from agentdeck.vocabulary import ReportLevel
 
 __all__ = [

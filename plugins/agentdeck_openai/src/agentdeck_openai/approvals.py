@@ -33,13 +33,8 @@ from agents.items import ToolApprovalItem
 
 from agentdeck.errors import ReplayError
 from agentdeck.model.content import ContentBlock, content_blocks
-from agentdeck.model.events import (
-    AnswerRecorded,
-    AnswerShape,
-    ApprovalDecided,
-    Event,
-    RunInterrupted,
-)
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import AnswerRecorded, AnswerShape, ApprovalDecided, RunInterrupted
 from agentdeck.ports import EngineStateArea
 from agentdeck.vocabulary import AnswerOrigin, InterruptReason
 from agentdeck_openai.tool_results import parse_arguments

@@ -209,7 +209,7 @@ def _invoker(target: ChildTarget) -> Any:
             raise
         rendered = render_result(target.tool, result)
         scope.note(call_id, rendered.text, rendered.error)
-        scope.artifacts.extend(rendered.artifacts)
+        scope.collect_artifacts(call_id, rendered.artifacts)
         return rendered.output
 
     return invoke

@@ -46,7 +46,7 @@ from agents.run_config import CallModelData, ModelInputData
 from agentdeck.authoring.agents import Agent
 from agentdeck.errors import ConfigError
 from agentdeck.model.content import ContentBlock, content_blocks
-from agentdeck.model.events import Payload
+from agentdeck.model.payloads import Payload
 from agentdeck.ports import (
     EngineCapabilities,
     EngineRequest,

@@ -24,7 +24,7 @@ from agents.exceptions import (
     OutputGuardrailTripwireTriggered,
 )
 
-from agentdeck.model.events import RunFailed
+from agentdeck.model.payloads import RunFailed
 from agentdeck.vocabulary import ErrorCode
 from agentdeck_openai.hooks import HookFailed
 from agentdeck_openai.scope import ToolFailure

@@ -117,7 +117,7 @@ def _invoker(tool: Tool) -> Invoker:
         rendered = render_result(tool.name, value)
         if scope is not None:
             scope.note(call_id, rendered.text, rendered.error)
-            scope.artifacts.extend(rendered.artifacts)
+            scope.collect_artifacts(call_id, rendered.artifacts)
         return rendered.output
 
     return hinted(invoke)

@@ -14,7 +14,7 @@ from agents.tool import FunctionTool
 from agents.tool_context import ToolContext
 from pydantic import TypeAdapter, ValidationError
 
-from agentdeck.model.events import PlanItem, PlanUpdated
+from agentdeck.model.payloads import PlanItem, PlanUpdated
 from agentdeck_openai.function_tools import hinted
 from agentdeck_openai.scope import scope_of
 from agentdeck_openai.tool_results import parse_arguments

@@ -46,8 +46,8 @@ from agents.run_context import RunContextWrapper
 
 from agentdeck.errors import ReplayError
 from agentdeck.model.content import ContentBlock, DataBlock, TextBlock
-from agentdeck.model.events import (
-    Event,
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     Payload,
     RunCompleted,
     RunInterrupted,

@@ -41,7 +41,7 @@ from typing import Any
 from agents import RunHooks
 from agents.items import ModelResponse
 
-from agentdeck.model.events import AgentChanged, Payload
+from agentdeck.model.payloads import AgentChanged, Payload
 from agentdeck.ports import ControlDirective
 from agentdeck.vocabulary import SafePoint
 from agentdeck_openai.scope import RunScope

@@ -21,7 +21,7 @@ empty mapping, so the application's object never reaches the engine-state area.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -29,9 +29,10 @@ from agents.run_context import RunContextWrapper
 
 from agentdeck.authoring.context import ToolCtx
 from agentdeck.model.content import ContentBlock
-from agentdeck.model.events import Payload
+from agentdeck.model.payloads import Payload
 from agentdeck.ports import ControlDirective, Invocation
 from agentdeck.vocabulary import SafePoint
+from agentdeck_openai.tool_results import artifact_event
 
 if TYPE_CHECKING:
     from agentdeck_openai.quiet import Feed
@@ -188,6 +189,14 @@ class RunScope:
         """Queue an event a tool produced while serving ``call_id``; the stream loop records it
         just before that call's ``tool.call.completed``."""
         self._emitted.setdefault(call_id, []).append(payload)
+
+    def collect_artifacts(self, call_id: str | None, blocks: Sequence[ContentBlock]) -> None:
+        """Keep blocks a call's result carried for the user (images): they open
+        ``run.completed``, in order, and each is recorded as ``artifact.created`` just before
+        the call's ``tool.call.completed``."""
+        for index, block in enumerate(blocks):
+            self.artifacts.append(block)
+            self.emit(artifact_event(call_id, index, block), call_id)
 
     def take_emitted(self, call_id: str | None) -> list[Payload]:
         return self._emitted.pop(call_id, [])

@@ -7,11 +7,15 @@ hash differently): the model receives a plain error text naming the value's type
 ``tool.call.completed`` event says the same in ``error``.
 
 The log never stores a result in full: a capped preview, its size and the SHA-256 of the exact
-text the model received.
+text the model received. An image a tool returns is also an *artifact* of the run: it opens
+``run.completed.output``, and ``artifact.created`` records it when the tool returns it
+(:func:`artifact_event`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 from collections.abc import Mapping
@@ -31,12 +35,13 @@ from agentdeck.model.content import (
     TextBlock,
     UnknownBlock,
 )
-from agentdeck.model.events import ToolCallCompleted, ToolCallStarted
+from agentdeck.model.payloads import ArtifactCreated, ToolCallCompleted, ToolCallStarted
 
 __all__ = [
     "PREVIEW_CHARS",
     "ParsedArguments",
     "RenderedResult",
+    "artifact_event",
     "completed_event",
     "data_url",
     "json_text",
@@ -194,4 +199,24 @@ def completed_event(
         result_size=len(encoded),
         result_sha256=hashlib.sha256(encoded).hexdigest(),
         error=error,
+    )
+
+
+def artifact_event(call_id: str | None, index: int, block: ContentBlock) -> ArtifactCreated:
+    """``artifact.created`` for the ``index``-th artifact a call's result carried.
+
+    The artifact's id is ``<call id>/<index>``, unique in the run and the same on a replay. The
+    bytes are inline, in the block that ``run.completed.output`` carries, so there is no ``uri``;
+    ``size`` is their decoded length.
+    """
+    media_type = getattr(block, "media_type", None) or "application/octet-stream"
+    data_b64 = getattr(block, "data_b64", None)
+    size: int | None = None
+    if isinstance(data_b64, str):
+        try:
+            size = len(base64.b64decode(data_b64))
+        except (binascii.Error, ValueError):
+            size = None  # not canonical base64: the model got it as sent, the log says no size
+    return ArtifactCreated(
+        artifact_id=f"{call_id or 'call'}/{index}", media_type=media_type, uri=None, size=size
     )

@@ -46,9 +46,9 @@ from agents.items import (
 from agents.models.fake_id import FAKE_RESPONSES_ID
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
 
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AgentChanged,
-    Event,
     MessageCompleted,
     Payload,
     RunResumed,

@@ -14,7 +14,7 @@ as the store does when it appends.
 
 The result is the event ``Event.from_json`` gives for that row, or its error. A row of any
 other shape -- another schema version (minor), a field of another type, an envelope that is not
-its run's -- arrives whole and is read with :func:`agentdeck.model.events.stored_event`. What only
+its run's -- arrives whole and is read with :func:`agentdeck.storage.codec.stored_event`. What only
 the client can check (a time not spelled ``...Z``, a seq that is not a plain non-negative integer,
 a kind this release does not know, a payload its model refuses) sends the whole read down the
 plain path again (:data:`READ_WHOLE`): a run's log is only ever appended to, so the second
@@ -36,15 +36,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agentdeck.model.events import (
-    PAYLOAD_TYPES,
-    SCHEMA_VERSION,
-    Event,
-    Payload,
-    collector_paused,
-    stored_event,
-    stored_events,
-)
+from agentdeck.model.events import SCHEMA_VERSION, Event
+from agentdeck.model.payloads import PAYLOAD_TYPES, Payload
+from agentdeck.model.unvalidated import sharing_fields_set
+from agentdeck.storage.codec import collector_paused, stored_event, stored_events
 from agentdeck_stores._sql import ns_value
 
 __all__ = [
@@ -99,27 +94,16 @@ _VERSION = json.dumps({"major": SCHEMA_VERSION.major, "minor": SCHEMA_VERSION.mi
 _TS_SHAPE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?Z")
 """How ``Event.to_json`` writes a time; ``datetime.fromisoformat`` reads exactly these as
 validation does (UTC). Any other spelling takes the plain path."""
-_set = object.__setattr__
 
 
 def _payload_reader(cls: type[BaseModel]) -> Callable[[str], Payload]:
     """Validates a payload of ``cls`` from its JSON: what the ``Payload`` union runs for the
-    kind. Every validated payload gets a fields set of its own; a payload with every field set
-    (as stored) shares one per class instead, as the core's fast readers do -- a frozen model
-    never changes its set (pydantic copies it in ``model_copy``), and a set per event was about
-    a sixth of a read-back event's memory."""
+    kind. A payload with every field set (as stored) shares one fields set per class instead of
+    holding one of its own, as the core's fast readers do (a set per event was about a sixth of a
+    read-back event's memory; :func:`agentdeck.model.unvalidated.sharing_fields_set` says why
+    that is safe)."""
     validate: Callable[[str], Payload] = cls.__pydantic_validator__.validate_json
-    if not cls.model_config.get("frozen"):
-        return validate
-    every = set(cls.model_fields)
-
-    def read(data: str) -> Payload:
-        payload = validate(data)
-        if payload.__pydantic_fields_set__ == every:
-            _set(payload, "__pydantic_fields_set__", every)
-        return payload
-
-    return read
+    return sharing_fields_set(cls, validate)  # type: ignore[arg-type]
 
 
 _READERS: dict[str, Callable[[str], Payload]] = {

@@ -32,9 +32,10 @@ from agentdeck.errors import (
     StoreError,
 )
 from agentdeck.model.clock import utc
-from agentdeck.model.events import PAYLOAD_TYPES, Event, Payload, RunStarted, UnknownEvent
+from agentdeck.model.events import Event
 from agentdeck.model.events import parse_payload as _parse_payload
-from agentdeck.model.events import payload_type as _payload_type
+from agentdeck.model.payloads import PAYLOAD_TYPES, Payload, RunStarted, UnknownEvent
+from agentdeck.model.payloads import payload_type as _payload_type
 from agentdeck.model.status import (
     FOLDED_KINDS,
     RunState,
@@ -148,7 +149,7 @@ def _as_payload(payload: Any) -> Any:
     if expected is None or type(payload) is not expected:
         raise EventSchemaError(
             f"{type(payload).__name__} is not an event payload; append payload models from "
-            "agentdeck.model.events (TextDelta, RunCompleted, ...)",
+            "agentdeck.model.payloads (TextDelta, RunCompleted, ...)",
             kind=kind if isinstance(kind, str) else None,
         )
     return payload

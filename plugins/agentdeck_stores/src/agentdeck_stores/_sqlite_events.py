@@ -25,7 +25,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentdeck.model.events import Event, Payload, collector_paused, payload_to_json, stored_payload
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Payload
+from agentdeck.storage.codec import collector_paused, payload_to_json, stored_payload
 from agentdeck_stores._sql import from_micros, ns_value
 
 __all__ = [

@@ -29,7 +29,8 @@ import psycopg
 
 from agentdeck.errors import AgentDeckError, InvalidInputError, StoreError
 from agentdeck.model.clock import Clock, SystemClock, utc
-from agentdeck.model.events import Event, Payload
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Payload
 from agentdeck.ports import (
     BackendRequest,
     ControlPort,

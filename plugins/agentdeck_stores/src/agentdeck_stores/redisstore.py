@@ -52,16 +52,8 @@ from agentdeck.errors import (
     StoreError,
 )
 from agentdeck.model.clock import Clock, utc
-from agentdeck.model.events import (
-    PAYLOAD_TYPES,
-    Event,
-    Payload,
-    RunStarted,
-    UnknownEvent,
-    parse_payload,
-    payload_type,
-    stored_events,
-)
+from agentdeck.model.events import Event, parse_payload
+from agentdeck.model.payloads import PAYLOAD_TYPES, Payload, RunStarted, UnknownEvent, payload_type
 from agentdeck.model.status import RunState, apply, is_transition_allowed, next_status
 from agentdeck.ports import (
     BackendRequest,
@@ -74,6 +66,7 @@ from agentdeck.ports import (
     RunRecord,
     Takeover,
 )
+from agentdeck.storage.codec import stored_events
 from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, RunStatus
 from agentdeck_stores import _redis_lua as lua
 from agentdeck_stores._redis_base import (
@@ -137,7 +130,7 @@ def _as_payload(payload: Any) -> Any:
     kind = getattr(payload, "kind", None)
     raise EventSchemaError(
         f"{type(payload).__name__} is not an event payload; append payload models from "
-        "agentdeck.model.events (TextDelta, RunCompleted, ...)",
+        "agentdeck.model.payloads (TextDelta, RunCompleted, ...)",
         kind=kind if isinstance(kind, str) else None,
     )
 

@@ -32,7 +32,8 @@ from typing import Any, ClassVar, TypeVar
 
 from agentdeck.errors import InvalidInputError, StoreError
 from agentdeck.model.clock import Clock, SystemClock, utc
-from agentdeck.model.events import Event, Payload
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Payload
 from agentdeck.ports import (
     BackendRequest,
     ControlPort,

@@ -31,7 +31,8 @@ from agentdeck.cli.common import (
 from agentdeck.cli.tree import load_tree, node_dict, render_tree
 from agentdeck.errors import ConfigError
 from agentdeck.model.clock import SystemClock
-from agentdeck.model.events import ControlRequested, Event
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import ControlRequested
 from agentdeck.model.status import RunState, apply
 from agentdeck.observers.console import format_event
 from agentdeck.ports import RunQuery, RunRecord

@@ -10,7 +10,7 @@ list of what an exporter may find in :attr:`~.spans.SpanRecord.attributes`.
 
 from __future__ import annotations
 
-from agentdeck.model.events import Usage
+from agentdeck.model.payloads import Usage
 from agentdeck.observing.tracing.spans import AttributeValue
 
 __all__ = [

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     AgentChanged,
     AnswerRecorded,
     AnswerRefused,
@@ -23,7 +24,6 @@ from agentdeck.model.events import (
     ControlObserved,
     ControlRequested,
     Custom,
-    Event,
     InputAppended,
     MessageCompleted,
     NodeUpdated,

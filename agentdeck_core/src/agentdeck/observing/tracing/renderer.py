@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from agentdeck.model.events import Event, RunStarted, Usage
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import RunStarted, Usage
 from agentdeck.observing.capture import ContentPolicy
 from agentdeck.observing.tracing.attributes import (
     GEN_AI_AGENT_NAME,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
 
-from agentdeck.model.events import Usage
+from agentdeck.model.payloads import Usage
 from agentdeck.observing.capture import ContentPolicy
 from agentdeck.observing.tracing.attributes import (
     LANGFUSE_OBSERVATION_TYPE,

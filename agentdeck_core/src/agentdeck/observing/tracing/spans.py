@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
-from agentdeck.model.events import Usage
+from agentdeck.model.payloads import Usage
 
 __all__ = ["AttributeValue", "Rendered", "SpanLevel", "SpanRecord", "SpanStarted", "SpanType"]
 

@@ -8,15 +8,16 @@ directly, to prove the kit would catch it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from agentdeck.model.content import ContentBlock
-from agentdeck.model.events import PAYLOAD_TYPES, ControlObserved, Event, RunFailed, RunInterrupted
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import PAYLOAD_TYPES, ControlObserved, RunFailed, RunInterrupted
 from agentdeck.model.status import RunState, apply, is_transition_allowed
 from agentdeck.ports import Engine, EngineCapabilities, Invocable, Invocation
 from agentdeck.testing.engine.driver import DriveResult
-from agentdeck.testing.engine.rules import FINAL_KINDS, ContractRule
+from agentdeck.testing.engine.rules import FINAL_KINDS, RESERVED_KINDS, ContractRule
 from agentdeck.testing.engine.state_area import MemoryStateArea
 from agentdeck.vocabulary import TERMINAL_KINDS, ControlVerb, ErrorCode, RunStatus, SafePoint
 
@@ -26,6 +27,7 @@ __all__ = [
     "check_completed",
     "check_control",
     "check_failed",
+    "check_folded_like_content",
     "check_interrupted",
     "check_log",
     "check_payloads",
@@ -211,3 +213,26 @@ async def check_walk_away(engine: Engine, invocation: Invocation, *, after: int 
     except StopAsyncIteration:
         return
     raise AssertionError(f"engine {engine.name!r} yielded {extra!r} after being closed")
+
+
+def check_folded_like_content(
+    result: DriveResult, kinds: Collection[str] = RESERVED_KINDS
+) -> list[Event]:
+    """Every event of ``kinds`` the engine yielded was recorded, in order, and moved nothing: the
+    run's status after it is the status before it (a reserved kind is folded like content).
+    Returns those events; at least one must be there."""
+    result.assert_clean()
+    check_log(result.events)
+    found: list[Event] = []
+    state = RunState()
+    for event in result.events:
+        after = apply(state, event)
+        if event.kind in kinds:
+            assert after.status is state.status, (
+                f"{event.kind} at seq {event.seq} moved the run from {state.status} to "
+                f"{after.status}; a non-lifecycle event never moves it"
+            )
+            found.append(event)
+        state = after
+    assert found, f"no event of {sorted(kinds)} was recorded ({_log_of(result)})"
+    return found

@@ -49,11 +49,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentdeck.model.content import ContentBlock, content_blocks
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     PAYLOAD_TYPES,
     ControlObserved,
     ControlRequested,
-    Event,
     Payload,
     RunCancelled,
     RunCompleted,

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agentdeck.model.events import AnswerRecorded, Event, RunResumed
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import AnswerRecorded, RunResumed
 from agentdeck.model.status import RunState, apply, fold
 from agentdeck.ports import Entry
 from agentdeck.vocabulary import RunStatus

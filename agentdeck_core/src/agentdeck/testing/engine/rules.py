@@ -14,14 +14,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agentdeck.model.events import PAYLOAD_TYPES, Payload
+from agentdeck.model.payloads import PAYLOAD_TYPES, Payload
 from agentdeck.model.status import is_transition_allowed
 from agentdeck.ports import ControlDirective
 from agentdeck.vocabulary import SUSPENDING_KINDS, TERMINAL_KINDS, RunStatus
 
-__all__ = ["FINAL_KINDS", "ContractRule", "Violation", "yield_violation"]
+__all__ = ["FINAL_KINDS", "RESERVED_KINDS", "ContractRule", "Violation", "yield_violation"]
 
 FINAL_KINDS = TERMINAL_KINDS | SUSPENDING_KINDS
+
+RESERVED_KINDS = frozenset(payload.KIND for payload in PAYLOAD_TYPES if payload.RESERVED)
+"""Kinds defined and read but produced by nothing in this release (``input.appended``): an engine
+that yields one anyway is recorded and folded like any content event (see
+:func:`~agentdeck.testing.engine.scripted.reserved_kinds_script` and
+:func:`~agentdeck.testing.engine.checks.check_folded_like_content`)."""
 """Kinds that end a play: after one of these the engine yields nothing more."""
 
 _RUNTIME_KINDS = frozenset({"run.started", "run.resumed"})

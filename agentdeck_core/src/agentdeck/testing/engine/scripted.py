@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from agentdeck.errors import ConfigError, ReplayError
 from agentdeck.model.content import ContentBlock, DataBlock, content_blocks
-from agentdeck.model.events import (
+from agentdeck.model.payloads import (
     PAYLOAD_TYPES,
     AnswerRecorded,
     AnswerShape,
@@ -28,9 +28,20 @@ from agentdeck.model.events import (
     Usage,
 )
 from agentdeck.ports import Engine, EngineCapabilities, Entry, Invocable, Invocation
+from agentdeck.testing import event_examples
 from agentdeck.vocabulary import LIFECYCLE_KINDS, InterruptReason, SafePoint
 
-__all__ = ["Ask", "Checkpoint", "Complete", "Raise", "Script", "ScriptedEngine", "Step", "Yield"]
+__all__ = [
+    "Ask",
+    "Checkpoint",
+    "Complete",
+    "Raise",
+    "Script",
+    "ScriptedEngine",
+    "Step",
+    "Yield",
+    "reserved_kinds_script",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +153,23 @@ class Script:
     def digest(self) -> str:
         """A digest of the steps: a changed script is a changed ``code_digest``."""
         return hashlib.sha256(repr((self.kind, self.steps)).encode()).hexdigest()
+
+
+def reserved_kinds_script(name: str = "reserved_kinds") -> Script:
+    """The reserved-kinds scenario: a script that yields one payload of every reserved kind
+    (:data:`~agentdeck.testing.engine.rules.RESERVED_KINDS`, filled as
+    :mod:`agentdeck.testing.event_examples` fills them) between two text deltas, then completes.
+    Played by :func:`~agentdeck.testing.engine.driver.drive` or by a deck, its log must hold those
+    payloads where they were yielded, folded like content
+    (:func:`~agentdeck.testing.engine.checks.check_folded_like_content`): a newer engine yielding
+    a reserved kind breaks nothing.
+    """
+    reserved = [
+        Yield(event_examples.PAYLOAD_EXAMPLES[payload])
+        for payload in PAYLOAD_TYPES
+        if payload.RESERVED
+    ]
+    return Script(name, [Yield.text("before"), *reserved, Yield.text("after"), Complete("done")])
 
 
 class ScriptedEngine(Engine):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from agentdeck.model.content import TextBlock
-from agentdeck.model.events import Payload, RunCompleted
+from agentdeck.model.payloads import Payload, RunCompleted
 from agentdeck.ports import Engine, Invocable, Invocation
 
 

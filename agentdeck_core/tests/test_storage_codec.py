@@ -1,4 +1,5 @@
-"""Reading stored rows back (`stored_event`, `stored_events`): exactly `Event.from_json`, faster.
+"""The stored-event codec (`agentdeck.storage.codec`): rows read back exactly as
+`Event.from_json` reads them, faster; and the collector pause its batches take.
 
 A row in the shape `Event.to_json` writes is built without pydantic's full validation. Every
 test here compares against `Event.from_json` on the same text, so what the shortcut builds (or
@@ -11,30 +12,28 @@ from __future__ import annotations
 
 import gc
 import json
-from datetime import UTC, datetime, timedelta, timezone
+import threading
 from typing import Any
 
 import pytest
 from hypothesis import given
-from pydantic import ValidationError
 
-import agentdeck.model.events as events_module
 from agentdeck.errors import EventSchemaError
-from agentdeck.model.events import (
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
     PAYLOAD_TYPES,
-    Event,
     RunFailed,
     TextDelta,
     UnknownEvent,
     Usage,
     UsageReported,
-    stored_event,
-    stored_events,
 )
+from agentdeck.storage import codec
+from agentdeck.storage.codec import COLLECTOR_PAUSE, stored_event, stored_events
 from agentdeck.testing import event_examples as ex
 from agentdeck.vocabulary import ErrorCode
 
-VALIDATED_KINDS = {"approval.decided", "custom"}  # left to validation, by design
+VALIDATED_KINDS = {"custom"}  # a validator of its own (the namespaced name): left to validation
 
 
 def _same(fast: Event, slow: Event) -> None:
@@ -67,8 +66,8 @@ def _validated_only(monkeypatch: pytest.MonkeyPatch) -> list[str | bytes]:
 
 
 def test_the_shortcut_is_on_for_this_pydantic() -> None:
-    assert events_module._fast_read_matches(events_module._direct_reader())
-    assert events_module._reader() is not Event.from_json
+    assert codec._fast_read_matches(codec._direct_reader())
+    assert codec._reader() is not Event.from_json
 
 
 @pytest.mark.parametrize("event", ex.EXAMPLE_EVENTS, ids=lambda e: e.kind)
@@ -238,6 +237,54 @@ def test_a_large_read_leaves_the_collector_as_it_found_it(enabled: bool) -> None
             gc.disable()
 
 
+def test_the_collector_stays_off_until_the_last_overlapping_batch_is_done() -> None:
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        with COLLECTOR_PAUSE:
+            assert not gc.isenabled() and COLLECTOR_PAUSE.depth == 1
+            with codec.collector_paused(1_000):  # a nested batch: the same pause, counted
+                assert COLLECTOR_PAUSE.depth == 2
+            assert not gc.isenabled() and COLLECTOR_PAUSE.depth == 1
+        assert gc.isenabled() and COLLECTOR_PAUSE.depth == 0
+    finally:
+        if not was:
+            gc.disable()
+
+
+def test_batches_in_several_threads_share_the_one_pause() -> None:
+    was = gc.isenabled()
+    gc.enable()
+    inside = threading.Barrier(2)
+    leave = threading.Event()
+    seen: list[bool] = []
+
+    def batch() -> None:
+        with COLLECTOR_PAUSE:
+            inside.wait()
+            leave.wait()
+
+    try:
+        other = threading.Thread(target=batch)
+        other.start()
+        with COLLECTOR_PAUSE:
+            inside.wait()  # both threads are in their batch now
+        seen.append(gc.isenabled())  # this thread's batch is done, the other's is not
+        leave.set()
+        other.join()
+        assert seen == [False]
+        assert gc.isenabled() and COLLECTOR_PAUSE.depth == 0
+    finally:
+        leave.set()
+        if not was:
+            gc.disable()
+
+
+def test_a_few_rows_are_read_without_pausing_the_collector() -> None:
+    assert codec.collector_paused(255) is not COLLECTOR_PAUSE
+    assert codec.collector_paused(256) is COLLECTOR_PAUSE
+
+
 def test_events_built_directly_stay_frozen_and_copy_their_fields_set() -> None:
     event = stored_event(_PLAIN)
     with pytest.raises(Exception, match="frozen"):
@@ -251,41 +298,3 @@ def test_events_built_directly_stay_frozen_and_copy_their_fields_set() -> None:
 def test_random_events_read_back_as_from_json_does(payload: Any, envelope: dict[str, Any]) -> None:
     row = Event.record(payload, **envelope).to_json()
     _same(stored_event(row), Event.from_json(row))
-
-
-# --------------------------------------------------------------------------- Event.record
-
-
-def test_record_takes_the_shortcut_on_this_pydantic() -> None:
-    assert events_module._record_directly()
-
-
-@pytest.mark.parametrize("event", ex.EXAMPLE_EVENTS, ids=lambda e: e.kind)
-def test_record_builds_what_validation_builds(event: Event) -> None:
-    envelope: dict[str, Any] = {
-        "seq": event.seq,
-        "run_id": event.run_id,
-        "ts": event.ts,
-        "session_id": event.session_id,
-        "namespace": event.namespace,
-        "parent_run_id": event.parent_run_id,
-        "origin": event.origin,
-    }
-    recorded = Event.record(event.payload, **envelope)
-    validated = Event(kind=event.kind, payload=event.payload, **envelope)
-    assert events_module._recorded(event.payload, *envelope.values()) is not None
-    _same(recorded, validated)
-    assert recorded.payload is event.payload
-
-
-def test_record_validates_what_it_cannot_take_as_given() -> None:
-    payload = TextDelta(message_id="m", text="t")
-    elsewhere = datetime(2025, 3, 4, 7, 6, 7, tzinfo=timezone(timedelta(hours=2)))
-    assert events_module._recorded(payload, 1, "r", elsewhere, None, None, None, None) is None
-    assert Event.record(payload, seq=1, run_id="r", ts=elsewhere).ts.tzinfo is UTC
-    unknown = UnknownEvent(kind="app.thing")
-    assert events_module._recorded(unknown, 1, "r", ex.TS, None, None, None, None) is None
-    with pytest.raises(ValidationError):
-        Event.record(payload, seq=-1, run_id="r", ts=ex.TS)
-    with pytest.raises(ValidationError):
-        Event.record(payload, seq=1, run_id="r", ts=datetime(2025, 3, 4))  # naive
