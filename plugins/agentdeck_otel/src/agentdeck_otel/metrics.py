@@ -37,7 +37,7 @@ class MetricExport:
         reader = PeriodicExportingMetricReader(
             OTLPMetricExporter(
                 endpoint=config.url("metrics"),
-                headers=dict(config.headers),
+                headers=config.headers_for("metrics"),
                 timeout=timeout,
                 compression=Compression.Gzip,
             ),

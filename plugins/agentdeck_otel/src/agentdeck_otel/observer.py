@@ -17,8 +17,8 @@ from agentdeck.observing.tracing.renderer import TraceRenderer
 from agentdeck.observing.tracing.spans import Rendered, SpanRecord
 from agentdeck.ports import Observer
 from agentdeck.settings import Settings
-from agentdeck_otel.config import SIGNALS, ExportConfig, parse_headers
-from agentdeck_otel.settings import OTelSettings
+from agentdeck_otel.config import SIGNALS, ExportConfig
+from agentdeck_otel.environment import log, resolve
 
 if TYPE_CHECKING:
     from agentdeck_otel.metrics import MetricExport
@@ -55,7 +55,7 @@ class OTelObserver(Observer):
 
     def __init__(
         self,
-        endpoint: str,
+        endpoint: str = "",
         *,
         headers: Mapping[str, str] | None = None,
         capture: Capture | str = Capture.OFF,
@@ -64,7 +64,20 @@ class OTelObserver(Observer):
         signals: Collection[str] = SIGNALS,
         timeout: float = 5.0,
         view: Callable[[Event], bool] | None = None,
+        insecure: bool = False,
+        signal_endpoints: Mapping[str, str] | None = None,
+        signal_headers: Mapping[str, Mapping[str, str]] | None = None,
+        resource_attributes: Mapping[str, str] | None = None,
     ) -> None:
+        """
+        :param endpoint: base URL of an OTLP/HTTP receiver (``/v1/<signal>`` is appended).
+        :param insecure: allow plain ``http://`` to a host that is neither loopback nor
+            cluster-local.
+        :param signal_endpoints: signal -> full URL, used as given (what
+            ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is); a signal given one needs no ``endpoint``.
+        :param signal_headers: signal -> headers replacing ``headers`` for that signal.
+        :param resource_attributes: further resource attributes beside ``service.name``.
+        """
         if not isinstance(timeout, int | float) or not 0 < timeout <= 60:
             raise ConfigError(
                 f"timeout must be a number of seconds in (0, 60], not {timeout!r}",
@@ -76,6 +89,10 @@ class OTelObserver(Observer):
             signals=signals,
             policy=ContentPolicy(capture=capture, max_bytes=max_bytes),
             service_name=service_name,
+            insecure=bool(insecure),
+            signal_endpoints=signal_endpoints,
+            signal_headers=signal_headers,
+            resource_attributes=resource_attributes,
         )
         self.timeout = float(timeout)
         self.view = view
@@ -85,23 +102,23 @@ class OTelObserver(Observer):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OTelObserver | None:
-        """The observer a deck starts by itself: one when ``AGENTDECK_OTEL_ENDPOINT`` is set."""
-        section = settings.section(OTelSettings)
-        if not section.endpoint:
+        """The observer a deck starts by itself, from ``AGENTDECK_OTEL_*`` and, for what those
+        leave unset, the standard ``OTEL_*`` variables (:mod:`agentdeck_otel.environment`).
+
+        ``None`` when nothing asks for one; when the standard variables are present but cannot
+        start one (no endpoint, gRPC only, ``OTEL_SDK_DISABLED``), one line is logged saying so.
+        """
+        resolution = resolve(settings)
+        if resolution.note is not None:
+            log.log(resolution.note_level, resolution.note)
+        if resolution.arguments is None:
             return None
         try:
-            return cls(
-                section.endpoint,
-                headers=parse_headers(section.headers.get_secret_value()),
-                capture=section.capture,
-                max_bytes=section.max_bytes,
-                service_name=section.service_name,
-                signals=section.signals.split(","),
-            )
+            return cls(**resolution.arguments)
         except ConfigError as error:
             # Name the variable the value came from, not the constructor argument.
             name = error.setting or "endpoint"
-            variable = OTelSettings.env_var(name) if name in OTelSettings.model_fields else name
+            variable = resolution.origins.get(name, name)
             raise ConfigError(error.message, setting=variable, accepted=error.accepted) from None
 
     async def start(self) -> None:
@@ -113,7 +130,9 @@ class OTelObserver(Observer):
         from agentdeck_otel.metrics import MetricExport
         from agentdeck_otel.spans import SpanExport
 
-        resource = Resource.create({"service.name": self.config.service_name})
+        resource = Resource.create(
+            {**self.config.resource_attributes, "service.name": self.config.service_name}
+        )
         if "traces" in self.config.signals:
             self._spans = SpanExport(self.config, resource, timeout=self.timeout)
         if "metrics" in self.config.signals:

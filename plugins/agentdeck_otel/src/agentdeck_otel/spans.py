@@ -80,7 +80,7 @@ class SpanExport:
             BatchSpanProcessor(
                 OTLPSpanExporter(
                     endpoint=config.url("traces"),
-                    headers=dict(config.headers),
+                    headers=config.headers_for("traces"),
                     timeout=timeout,
                     compression=Compression.Gzip,
                 )
