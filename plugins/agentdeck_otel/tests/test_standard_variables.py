@@ -39,6 +39,8 @@ async def test_with_only_standard_variables_a_decks_runs_reach_the_collector(
         assert await deck.run("refund", {"order_id": "A-1"}) == "refunded A-1"
 
     [root] = [s for s in exported_spans(receiver) if s.parent_span_id is None]
+    assert root.name == "invoke_workflow"  # the conventions' name; capture is off by default
+    assert root.attributes["gen_ai.operation.name"] == "invoke_workflow"
     assert root.attributes["agentdeck.run.status"] == "completed"
     assert root.resource["service.name"] == "refunds"
     assert root.resource["deployment.environment.name"] == "staging"

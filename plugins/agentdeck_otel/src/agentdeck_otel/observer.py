@@ -44,8 +44,14 @@ class OTelObserver(Observer):
     ``off`` by default -- timings, outcomes, token counts and hashed ids only. ``headers`` (at most
     8) typically carry credentials and are never printed.
 
-    Metrics: ``agentdeck.deck.runs`` (by outcome), ``agentdeck.run.duration``,
-    ``agentdeck.model_call.duration``, ``agentdeck.tokens`` (by token type) and
+    Spans, attributes and metrics follow the OpenTelemetry GenAI semantic conventions (span
+    names such as ``chat gpt-5-mini``, ``execute_tool find_slots``, ``invoke_agent booking``;
+    ``gen_ai.operation.name`` on every one; content as ``gen_ai.input.messages`` /
+    ``gen_ai.output.messages`` and the tool call attributes, under ``full`` capture only).
+
+    Metrics: ``gen_ai.client.token.usage`` (by ``gen_ai.token.type``) and
+    ``gen_ai.client.operation.duration`` per model call, and AgentDeck's own
+    ``agentdeck.deck.runs`` (by outcome), ``agentdeck.run.duration`` and
     ``agentdeck.observer.dropped`` (what the deck reports through :meth:`count_dropped`).
 
     Export happens on background threads: :meth:`emit` only queues, an unreachable or failing

@@ -16,14 +16,18 @@ from agentdeck.observing.capture import ContentPolicy
 from agentdeck.observing.tracing.attributes import (
     GEN_AI_AGENT_NAME,
     GEN_AI_OPERATION_NAME,
+    GEN_AI_PROVIDER_NAME,
+    GEN_AI_WORKFLOW_NAME,
     INVOCABLE_KIND,
     NAMESPACE,
+    OPERATION_INVOKE_AGENT,
+    OPERATION_INVOKE_WORKFLOW,
     RUN_CONTINUED,
     RUN_ID,
     RUN_PARENT_ID,
     RUN_STATUS,
     SPAN_UNFINISHED,
-    WORKFLOW_NAME,
+    provider_of,
     usage_attributes,
 )
 from agentdeck.observing.tracing.event_spans import RunEnding, apply_event
@@ -35,8 +39,9 @@ from agentdeck.observing.tracing.run_spans import (
     close_children,
     record,
     remember,
+    text_message,
 )
-from agentdeck.observing.tracing.spans import AttributeValue, Rendered, SpanType
+from agentdeck.observing.tracing.spans import AttributeValue, ChatMessage, Rendered, SpanType
 
 __all__ = ["TraceRenderer"]
 
@@ -101,9 +106,13 @@ class TraceRenderer:
         name = policy.name(started.name or event.origin, generic)
         attributes = self._run_attributes(event)
         attributes[INVOCABLE_KIND] = started.invocable_kind
+        attributes[GEN_AI_OPERATION_NAME] = (
+            OPERATION_INVOKE_AGENT if is_agent else OPERATION_INVOKE_WORKFLOW
+        )
+        if is_agent:
+            attributes[GEN_AI_PROVIDER_NAME] = provider_of(started.invocable_kind)
         if policy.names:
-            attributes[GEN_AI_OPERATION_NAME] = "invoke_agent" if is_agent else "invoke_workflow"
-            attributes[GEN_AI_AGENT_NAME if is_agent else WORKFLOW_NAME] = name
+            attributes[GEN_AI_AGENT_NAME if is_agent else GEN_AI_WORKFLOW_NAME] = name
         root = OpenSpan(
             span_id=span_id_for(event.run_id, "run"),
             name=name,
@@ -122,6 +131,7 @@ class TraceRenderer:
             continued=False,
             boundary=event.ts,
             last_ts=event.ts,
+            provider=provider_of(started.invocable_kind),
         )
         remember(run, root.input)
         self._track(run, out)
@@ -190,6 +200,9 @@ class TraceRenderer:
         total = usage if usage is not None and usage != Usage() else run.usage
         attributes = {**run.root.attributes, **ending.extra, RUN_STATUS: ending.status}
         attributes.update(usage_attributes(total))
+        answer = None
+        if ending.output is not None and run.root.type is SpanType.AGENT:
+            answer = (text_message("assistant", ending.output, finish_reason="stop"),)
         out.append(
             record(
                 self.policy,
@@ -203,6 +216,8 @@ class TraceRenderer:
                 attributes=attributes,
                 parent_span_id=run.parent_span_id,
                 run_root=not run.continued,
+                input_messages=_turn_input(run),
+                output_messages=answer,
             )
         )
         del self._runs[run.run_id]
@@ -226,6 +241,14 @@ class TraceRenderer:
                 attributes=attributes,
                 parent_span_id=run.parent_span_id,
                 run_root=not run.continued,
+                input_messages=_turn_input(run),
             )
         )
         del self._runs[run.run_id]
+
+
+def _turn_input(run: RunSpans) -> tuple[ChatMessage, ...] | None:
+    """An agent turn's input as the user's message (content capture only)."""
+    if run.root.type is not SpanType.AGENT or run.root.input is None:
+        return None
+    return (text_message("user", run.root.input),)
