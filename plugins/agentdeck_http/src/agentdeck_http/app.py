@@ -53,7 +53,14 @@ def build_app(binding: Native, exposure: Exposure) -> FastAPI:
                 CORSMiddleware,
                 allow_origins=sorted(binding.allowed_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "X-API-Key", "Content-Type", "Last-Event-ID"],
+                allow_headers=[
+                    "Authorization",
+                    "X-API-Key",
+                    "Content-Type",
+                    "Last-Event-ID",
+                    "traceparent",
+                    "tracestate",
+                ],
                 expose_headers=["Location"],
             ),
         ]

@@ -20,7 +20,7 @@ from agentdeck.model.status import fold
 from agentdeck.vocabulary import TERMINAL, RunStatus
 from agentdeck_http.problems import problem_for, unavailable
 from agentdeck_http.security import Principal, recognised
-from agentdeck_http.served import NamespaceQuery, RunIdPath, Served, errors
+from agentdeck_http.served import NamespaceQuery, RunIdPath, Served, errors, trace_context
 from agentdeck_http.streams import run_event_frames, sse_response
 from agentdeck_http.wire import (
     MAX_IDENTIFIER,
@@ -118,7 +118,9 @@ def native_router(served: Served) -> APIRouter:
     ) -> RunView:
         """Starts the run and returns at once (``201``, ``Location`` names it); follow it at
         ``GET /runs/{id}/events``. 404 lists the names the deck serves; 409 carries the busy
-        session's holder or the key's holder; 422 names the field that was wrong."""
+        session's holder or the key's holder; 422 names the field that was wrong. A W3C
+        ``traceparent`` (and ``tracestate``) header makes the run's trace a child of the
+        caller's span."""
         served.require_accepting()
         namespace = caller.namespace(body.namespace)
         caller.require(namespace)
@@ -134,6 +136,7 @@ def native_router(served: Served) -> APIRouter:
                 session_id=body.session_id,
                 namespace=namespace,
                 key=body.key,
+                trace_context=trace_context(request),
             )
         except InvalidInputError as bad:
             raise problem_for(bad, field_prefix="input") from None

@@ -12,7 +12,7 @@ import anyio.to_thread
 from agentdeck.errors import ConfigError
 from agentdeck.model.events import Event
 from agentdeck.observing.capture import ContentPolicy
-from agentdeck.observing.tracing.renderer import TraceRenderer
+from agentdeck.observing.tracing.renderer import ReadStart, TraceRenderer, place
 from agentdeck.ports import Observer
 from agentdeck.settings import Settings
 from agentdeck_langfuse.settings import (
@@ -74,6 +74,7 @@ class LangfuseObserver(Observer):
         self.view = view
         self._settings = settings
         self._renderer: TraceRenderer | None = None
+        self._read_start: ReadStart | None = None
         self._export: LangfuseExport | None = None
 
     @classmethod
@@ -108,6 +109,12 @@ class LangfuseObserver(Observer):
         if self._settings is None:
             self._settings = settings
 
+    def use_run_log(self, read_start: ReadStart) -> None:
+        """Read a run's ``run.started`` from the deck's log, with ``read_start``, when a run is
+        met mid-way (continued here after another process started it), so its spans land in the
+        trace it was started in -- a caller's W3C trace context included."""
+        self._read_start = read_start
+
     async def start(self) -> None:
         if self._export is not None:
             return
@@ -140,7 +147,10 @@ class LangfuseObserver(Observer):
                 "LangfuseObserver received an event before start(); a deck starts its "
                 "observers when it opens, a caller driving one by hand must await start() first"
             )
-        for record in self._renderer.feed(event):
+        renderer = self._renderer
+        if self._read_start is not None and renderer.unplaced(event) is not None:
+            await place(renderer, event, self._read_start)
+        for record in renderer.feed(event):
             self._export.export(record)
 
     async def close(self) -> None:

@@ -13,7 +13,7 @@ import anyio.to_thread
 from agentdeck.errors import ConfigError
 from agentdeck.model.events import Event
 from agentdeck.observing.capture import DEFAULT_MAX_BYTES, Capture, ContentPolicy
-from agentdeck.observing.tracing.renderer import TraceRenderer
+from agentdeck.observing.tracing.renderer import ReadStart, TraceRenderer, place
 from agentdeck.observing.tracing.spans import Rendered, SpanRecord
 from agentdeck.ports import Observer
 from agentdeck.settings import Settings
@@ -103,6 +103,7 @@ class OTelObserver(Observer):
         self.timeout = float(timeout)
         self.view = view
         self._renderer: TraceRenderer | None = None
+        self._read_start: ReadStart | None = None
         self._spans: SpanExport | None = None
         self._metrics: MetricExport | None = None
 
@@ -126,6 +127,12 @@ class OTelObserver(Observer):
             name = error.setting or "endpoint"
             variable = resolution.origins.get(name, name)
             raise ConfigError(error.message, setting=variable, accepted=error.accepted) from None
+
+    def use_run_log(self, read_start: ReadStart) -> None:
+        """Read a run's ``run.started`` from the deck's log, with ``read_start``, when a run is
+        met mid-way (continued here after another process started it), so its spans land in the
+        trace it was started in -- a caller's W3C trace context included."""
+        self._read_start = read_start
 
     async def start(self) -> None:
         if self._renderer is not None:
@@ -153,7 +160,10 @@ class OTelObserver(Observer):
                 "OTelObserver received an event before start(); a deck starts its observers "
                 "when it opens, a caller driving one by hand must await start() first"
             )
-        self._send(self._renderer.feed(event))
+        renderer = self._renderer
+        if self._read_start is not None and renderer.unplaced(event) is not None:
+            await place(renderer, event, self._read_start)
+        self._send(renderer.feed(event))
 
     def count_dropped(self, observer: str, count: int) -> None:
         """Count events another observer's queue dropped (the deck's observer hub calls this)."""

@@ -135,6 +135,7 @@ class SpanExport:
                         span_id=int(record.parent_span_id, 16),
                         is_remote=False,
                         trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+                        trace_state=_trace_state(record.trace_state),
                     )
                 ),
                 current,
@@ -158,6 +159,11 @@ class SpanExport:
 
     def shutdown(self) -> None:
         self.provider.shutdown()
+
+
+def _trace_state(header: str | None) -> trace.TraceState | None:
+    """The W3C ``tracestate`` of the caller's trace the run was started under, if any."""
+    return trace.TraceState.from_header([header]) if header else None
 
 
 def span_name(record: SpanRecord) -> str:
