@@ -18,6 +18,7 @@ from sse_starlette import EventSourceResponse
 from agentdeck.errors import DuplicateKeyError, InvalidInputError, RunStateError
 from agentdeck.model.status import fold
 from agentdeck.vocabulary import TERMINAL, RunStatus
+from agentdeck_http.metrics import render as render_metrics
 from agentdeck_http.problems import problem_for, unavailable
 from agentdeck_http.security import Principal, recognised
 from agentdeck_http.served import NamespaceQuery, RunIdPath, Served, errors, trace_context
@@ -95,10 +96,11 @@ def native_router(served: Served) -> APIRouter:
     )
     async def metrics(caller: Caller) -> PlainTextResponse:
         """Runs started, ended and parked by name and status, run durations, model calls and
-        tokens by model, and events dropped by slow observers — counted in this process. With
-        API keys configured, a valid key is required (the names are the catalog's)."""
+        tokens by model, and events dropped by slow observers — counted in this process, or in
+        every worker process when ``PROMETHEUS_MULTIPROC_DIR`` is set. With API keys
+        configured, a valid key is required (the names are the catalog's)."""
         return PlainTextResponse(
-            deck.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8"
+            render_metrics(deck.metrics), media_type="text/plain; version=0.0.4; charset=utf-8"
         )
 
     # ------------------------------------------------------------------------------- runs
