@@ -86,3 +86,45 @@ def test_counts_are_kept_per_name_and_status_and_only_runs_seen_starting_are_tim
     text = metrics.render()
     assert 'agentdeck_run_duration_seconds_count{name="a",status="completed"} 1' in text
     assert 'agentdeck_runs_finished_total{name="a",status="completed"} 2' in text
+
+
+def test_a_sink_is_told_every_increment_as_it_is_counted() -> None:
+    told: list[tuple[object, ...]] = []
+
+    class Sink:
+        def run_started(self, name: str) -> None:
+            told.append(("started", name))
+
+        def run_finished(self, name: str, status: str, seconds: float | None) -> None:
+            told.append(("finished", name, status, seconds))
+
+        def run_suspended(self, name: str, status: str) -> None:
+            told.append(("suspended", name, status))
+
+        def model_called(self, model: str, input_tokens: int, output_tokens: int) -> None:
+            told.append(("model", model, input_tokens, output_tokens))
+
+        def events_dropped(self, observer: str, count: int) -> None:
+            told.append(("dropped", observer, count))
+
+    metrics = RunMetrics()
+    metrics.add_sink(Sink())
+    metrics.observe(
+        [
+            event(RunStarted(name="bot", invocable_kind="agent"), 0),
+            event(UsageReported(model="m-1", usage=Usage(input_tokens=10, output_tokens=5)), 1, 1),
+            event(RunInterrupted(interrupt_id="q"), 2, 1.5),
+            event(RunCompleted(), 3, 2.5),
+        ]
+    )
+    metrics.observe([Event.record(RunCompleted(), seq=4, run_id="r9", ts=T0, origin="a")])
+    metrics.count_dropped("SlowObserver", 2)
+
+    assert told == [
+        ("started", "bot"),
+        ("model", "m-1", 10, 5),
+        ("suspended", "bot", "waiting_answer"),
+        ("finished", "bot", "completed", 2.5),
+        ("finished", "a", "completed", None),  # started elsewhere: counted, not timed
+        ("dropped", "SlowObserver", 2),
+    ]

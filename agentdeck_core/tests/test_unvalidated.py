@@ -117,7 +117,9 @@ def test_every_unvalidated_path_builds_what_validation_builds(
     if isinstance(payload, RunStarted):
         arguments = _values(payload)
         del arguments["kind"]
-        _same(trusted.started(**arguments), RunStarted(**arguments))
+        # The builder's trace_context=None means "none given", as leaving it out of RunStarted.
+        given = {k: v for k, v in arguments.items() if k != "trace_context" or v is not None}
+        _same(trusted.started(**arguments), RunStarted(**given))
     if isinstance(payload, RunCompleted):
         _same(trusted.completed(payload.output), RunCompleted(output=payload.output))
 

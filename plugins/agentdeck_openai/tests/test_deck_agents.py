@@ -181,3 +181,19 @@ async def test_cancel_during_a_long_stream_stops_at_the_next_stream_item(
         kinds = [event.kind async for event in run.events()]
         assert kinds[-3:] == ["control.requested", "control.observed", "run.cancelled"]
         assert kinds.count("text.delta") < 200
+
+
+async def test_the_agents_sdks_default_model_reaches_the_model_when_openai_model_is_unset(
+    model_server: LoopbackModelServer,
+) -> None:
+    model_server.script.add(reply("hi"))
+    env = {k: v for k, v in model_server.env().items() if k != "OPENAI_MODEL"}
+    env["OPENAI_DEFAULT_MODEL"] = "sdk-default-model"
+    agent = Agent(name="Plain", instructions="Say hi.")
+
+    async with Deck(agents=[agent], settings=Settings(env=env), observers=()) as deck:
+        result = await deck.run("Plain", "hello")
+
+    assert result.output == "hi"
+    [request] = model_server.model_requests
+    assert request.body["model"] == "sdk-default-model"

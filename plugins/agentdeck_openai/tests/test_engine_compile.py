@@ -271,3 +271,24 @@ async def test_a_given_model_provider_serves_the_model_calls() -> None:
 
     assert check_completed(result)[0].text == "scripted hello"  # type: ignore[union-attr]
     assert provider.asked == ["any"]
+
+
+def test_the_agents_sdks_default_model_is_used_when_openai_model_is_unset() -> None:
+    agent = Agent(name="Plain", instructions="x")
+    engine = engine_with(OPENAI_DEFAULT_MODEL="sdk-default-model")
+    assert engine.config.default_model == "sdk-default-model"
+    assert engine.compile(agent).kind == "agent"  # no "has no model" refusal
+
+
+def test_openai_model_wins_over_the_agents_sdks_default_model() -> None:
+    engine = engine_with(OPENAI_MODEL="ours", OPENAI_DEFAULT_MODEL="sdk-default-model")
+    assert engine.config.default_model == "ours"
+    from_file = OpenAIEngine(
+        EngineRequest(
+            settings=Settings(
+                env={"OPENAI_DEFAULT_MODEL": "sdk-default-model"},
+                config={"openai": {"model": "from-config"}},
+            )
+        )
+    )
+    assert from_file.config.default_model == "from-config"

@@ -31,6 +31,8 @@ class ExportedSpan:
     status_code: int
     status_message: str
     scope: str
+    kind: int
+    trace_state: str
     resource: dict[str, Any] = field(repr=False)
 
     @property
@@ -65,6 +67,8 @@ def exported_spans(receiver: OTLPReceiver, path_suffix: str = "/v1/traces") -> l
                             status_code=span.status.code,
                             status_message=span.status.message,
                             scope=scope_spans.scope.name,
+                            kind=span.kind,
+                            trace_state=span.trace_state,
                             resource=resource,
                         )
                     )

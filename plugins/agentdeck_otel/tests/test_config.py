@@ -101,3 +101,41 @@ def test_a_header_entry_without_a_value_is_refused() -> None:
     with pytest.raises(ConfigError) as refused:
         parse_headers("Authorization")
     assert refused.value.setting == "AGENTDECK_OTEL_HEADERS"
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "http://otel-collector:4318",  # a single-label name: a service in the same namespace
+        "http://otel-collector.observability.svc:4318",
+        "http://otel-collector.observability.svc.cluster.local:4318",
+        "http://collector.local:4318",
+        "http://127.8.9.10:4318",
+        "http://LOCALHOST:4318",
+    ],
+)
+def test_plain_http_is_accepted_for_a_cluster_local_collector(endpoint: str) -> None:
+    assert OTelObserver(endpoint).config.url("traces") == f"{endpoint}/v1/traces"
+
+
+@pytest.mark.parametrize(
+    "endpoint", ["http://10.0.0.7:4318", "http://collector.internal:4318", "http://svc.example.com"]
+)
+def test_plain_http_elsewhere_is_refused_saying_how_to_allow_it(endpoint: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        OTelObserver(endpoint)
+    assert "AGENTDECK_OTEL_INSECURE=true" in str(refused.value)
+    assert "insecure=True" in str(refused.value)
+
+
+def test_insecure_allows_plain_http_to_any_host() -> None:
+    observer = OTelObserver("http://10.0.0.7:4318", insecure=True)
+    assert observer.config.url("metrics") == "http://10.0.0.7:4318/v1/metrics"
+
+
+def test_a_signal_endpoint_is_used_as_given_and_checked_too() -> None:
+    observer = OTelObserver(signal_endpoints={"traces": "https://t.example.com/in"})
+    assert observer.config.urls == {"traces": "https://t.example.com/in"}
+    with pytest.raises(ConfigError) as refused:
+        OTelObserver(signal_endpoints={"traces": "http://t.example.com/in"})
+    assert refused.value.setting == "traces_endpoint"

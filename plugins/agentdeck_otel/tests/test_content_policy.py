@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 
 import pytest
 from otlp_trees import exported_spans
 
+from agentdeck.model.clock import ManualClock
+from agentdeck.model.content import TextBlock
 from agentdeck.model.events import Event
+from agentdeck.model.payloads import (
+    MessageCompleted,
+    RunCompleted,
+    RunStarted,
+    Usage,
+    UsageReported,
+)
 from agentdeck.testing.otlp import OTLPReceiver
 from agentdeck.testing.trace_scenarios import (
+    EPOCH,
     SECRETS,
+    RunLog,
     Scenario,
     agent_turn_with_tool,
     failed_run,
@@ -64,22 +76,63 @@ async def test_metadata_sends_names_but_no_text(
         assert text.encode() not in payload, f"{text!r} left the process under capture=metadata"
 
 
-async def test_full_sends_prompts_completions_and_tool_io(receiver: OTLPReceiver) -> None:
+async def test_full_sends_messages_and_tool_io_as_the_conventions_name_them(
+    receiver: OTLPReceiver,
+) -> None:
     await sent(receiver, agent_turn_with_tool().events, capture="full")
 
-    spans = {(s.name, s.start_ns): s for s in exported_spans(receiver)}
-    [tool] = [s for (name, _), s in spans.items() if name == "find_slots"]
+    spans = exported_spans(receiver)
+    [tool] = [s for s in spans if s.name == "execute_tool find_slots"]
     assert tool.attributes["gen_ai.tool.call.arguments"] == (
         '{"restaurant":"Luigi\'s","party":2,"day":"tomorrow"}'
     )
     assert tool.attributes["gen_ai.tool.call.result"] == '["19:00", "20:30"]'
-    generations = sorted(
-        (s for (name, _), s in spans.items() if name == "gpt-5-mini"), key=lambda s: s.start_ns
+    first, second = sorted(
+        (s for s in spans if s.name == "chat gpt-5-mini"), key=lambda s: s.start_ns
     )
-    assert generations[0].attributes["gen_ai.prompt"].startswith("Book a table")
-    assert generations[1].attributes["gen_ai.completion"].startswith("Luigi's has 19:00")
-    [root] = [s for s in spans.values() if s.parent_span_id is None]
+    [asked] = json.loads(first.attributes["gen_ai.input.messages"])
+    assert asked["role"] == "user"
+    assert asked["parts"][0]["type"] == "text"
+    assert asked["parts"][0]["content"].startswith("Book a table")
+    assert "gen_ai.output.messages" not in first.attributes  # it answered with a tool call
+    user, call, response = json.loads(second.attributes["gen_ai.input.messages"])
+    assert user == asked
+    assert call == {
+        "role": "assistant",
+        "parts": [
+            {
+                "type": "tool_call",
+                "id": "call-1",
+                "name": "find_slots",
+                "arguments": {"restaurant": "Luigi's", "party": 2, "day": "tomorrow"},
+            }
+        ],
+    }
+    assert response == {
+        "role": "tool",
+        "parts": [{"type": "tool_call_response", "id": "call-1", "response": '["19:00", "20:30"]'}],
+    }
+    [answer] = json.loads(second.attributes["gen_ai.output.messages"])
+    assert answer["role"] == "assistant" and answer["finish_reason"] == "stop"
+    assert answer["parts"][0]["content"].startswith("Luigi's has 19:00")
+    [root] = [s for s in spans if s.parent_span_id is None]
     assert root.attributes["session.id"] == "sess-alice"  # under full, ids travel as they are
+    assert json.loads(root.attributes["gen_ai.output.messages"])[0]["role"] == "assistant"
+    removed = {"gen_ai.prompt", "gen_ai.completion"}  # no longer in the conventions
+    assert not any(removed & set(s.attributes) for s in spans)
+
+
+async def test_full_content_outside_the_conventions_goes_under_agentdeck(
+    receiver: OTLPReceiver,
+) -> None:
+    await sent(receiver, workflow_with_interrupt().events, capture="full")
+
+    spans = exported_spans(receiver)
+    [approval] = [s for s in spans if s.name == "approval"]
+    assert "agentdeck.input" in approval.attributes
+    assert "agentdeck.output" in approval.attributes
+    [root] = [s for s in spans if s.parent_span_id is None]
+    assert "agentdeck.input" in root.attributes  # a workflow's input is data, not a message
 
 
 async def test_full_masks_credentials_inside_a_tool_argument(receiver: OTLPReceiver) -> None:
@@ -87,7 +140,7 @@ async def test_full_masks_credentials_inside_a_tool_argument(receiver: OTLPRecei
 
     for secret in SECRETS:
         assert secret.encode() not in payload
-    [tool] = [s for s in exported_spans(receiver) if s.name == "deploy"]
+    [tool] = [s for s in exported_spans(receiver) if s.name == "execute_tool deploy"]
     arguments = tool.attributes["gen_ai.tool.call.arguments"]
     assert "sk-[REDACTED]" in arguments
     assert "Bearer [REDACTED]" in arguments
@@ -95,14 +148,26 @@ async def test_full_masks_credentials_inside_a_tool_argument(receiver: OTLPRecei
     assert '"target":"staging"' in arguments  # the rest of the arguments still goes
 
 
+def long_agent_turn() -> list[Event]:
+    log = RunLog("run-long", ManualClock(EPOCH), origin="talker")
+    log.add(RunStarted(name="talker", invocable_kind="agent", input=[TextBlock(text="ask " * 50)]))
+    log.add(MessageCompleted(message_id="m", text="answer " * 50), after=0.5)
+    log.add(UsageReported(model="m-1", usage=Usage(input_tokens=9, output_tokens=9)))
+    log.add(RunCompleted(output=[TextBlock(text="answer " * 50)]))
+    return log.events
+
+
 async def test_full_values_are_cut_to_max_bytes(receiver: OTLPReceiver) -> None:
-    await sent(receiver, agent_turn_with_tool().events, capture="full", max_bytes=64)
+    await sent(receiver, long_agent_turn(), capture="full", max_bytes=64)
 
     values = [
-        value
+        part["content"]
         for span in exported_spans(receiver)
         for key, value in span.attributes.items()
-        if key in ("gen_ai.prompt", "gen_ai.completion")
+        if key in ("gen_ai.input.messages", "gen_ai.output.messages")
+        for message in json.loads(value)
+        for part in message["parts"]
+        if part["type"] == "text"
     ]
     assert values
     assert all(len(v.encode()) <= 64 for v in values)

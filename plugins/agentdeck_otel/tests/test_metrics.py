@@ -1,5 +1,5 @@
-"""OTLP metrics OTelObserver exports: runs by outcome, run and model-call durations, tokens and
-dropped events -- with vocabulary labels only."""
+"""OTLP metrics OTelObserver exports: the GenAI conventions' model-call duration and token usage,
+AgentDeck's runs by outcome, run durations and dropped events -- with vocabulary labels only."""
 
 from __future__ import annotations
 
@@ -46,20 +46,30 @@ async def test_run_and_model_call_durations_are_histograms_in_seconds(
     assert runs.unit == "s"
     assert sum(p.count for p in runs.histogram.data_points) == 2
     assert round(sum(p.sum for p in runs.histogram.data_points), 6) == 1.5 + 0.55
-    [calls] = metrics["agentdeck.model_call.duration"]
+    [calls] = metrics["gen_ai.client.operation.duration"]
+    assert calls.unit == "s"
     assert sum(p.count for p in calls.histogram.data_points) == 3
     assert round(sum(p.sum for p in calls.histogram.data_points), 6) == 0.8 + 0.45 + 0.5
+    assert {
+        (point_attributes(p)["gen_ai.operation.name"], point_attributes(p)["gen_ai.provider.name"])
+        for p in calls.histogram.data_points
+    } == {("chat", "openai")}
+    assert list(calls.histogram.data_points[0].explicit_bounds)[:3] == [0.01, 0.02, 0.04]
 
 
-async def test_tokens_are_counted_by_type(receiver: OTLPReceiver) -> None:
+async def test_token_usage_is_a_histogram_by_token_type(receiver: OTLPReceiver) -> None:
     metrics = await run_both(receiver)
 
-    [tokens] = metrics["agentdeck.tokens"]
-    totals: dict[str, int] = {}
-    for point in tokens.sum.data_points:
+    [tokens] = metrics["gen_ai.client.token.usage"]
+    assert tokens.unit == "{token}"
+    totals: dict[str, tuple[int, float]] = {}
+    for point in tokens.histogram.data_points:
         kind = point_attributes(point)["gen_ai.token.type"]
-        totals[kind] = totals.get(kind, 0) + point.as_int
-    assert totals == {"input": 412 + 480 + 120, "output": 31 + 22 + 12}
+        count, summed = totals.get(kind, (0, 0.0))
+        totals[kind] = (count + point.count, summed + point.sum)
+    assert totals == {"input": (3, 412 + 480 + 120), "output": (3, 31 + 22 + 12)}
+    assert list(tokens.histogram.data_points[0].explicit_bounds)[:4] == [1, 4, 16, 64]
+    assert "agentdeck.tokens" not in metrics and "agentdeck.model_call.duration" not in metrics
 
 
 async def test_events_another_observer_dropped_are_counted(receiver: OTLPReceiver) -> None:
@@ -77,12 +87,12 @@ async def test_model_names_label_metrics_only_when_names_are_captured(
     metrics = await run_both(receiver)  # capture="off"
     assert all(
         "gen_ai.request.model" not in point_attributes(p)
-        for p in metrics["agentdeck.tokens"][0].sum.data_points
+        for p in metrics["gen_ai.client.token.usage"][0].histogram.data_points
     )
 
     receiver.clear()
     metrics = await run_both(receiver, capture="metadata")
     assert {
         point_attributes(p)["gen_ai.request.model"]
-        for p in metrics["agentdeck.tokens"][0].sum.data_points
+        for p in metrics["gen_ai.client.token.usage"][0].histogram.data_points
     } == {"gpt-5-mini"}

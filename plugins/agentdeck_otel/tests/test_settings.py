@@ -26,7 +26,7 @@ def test_the_endpoint_headers_and_policy_come_from_the_environment() -> None:
     observer = OTelObserver.from_settings(settings)
     assert observer is not None
     assert observer.config.url("traces") == "https://otlp.example.com/otlp/v1/traces"
-    assert observer.config.headers == {"Authorization": "Basic abc"}
+    assert observer.config.headers_for("traces") == {"Authorization": "Basic abc"}
     assert observer.config.policy.capture == "metadata"
     assert observer.config.signals == {"traces"}
     assert observer.config.service_name == "booking-api"

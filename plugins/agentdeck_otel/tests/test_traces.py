@@ -20,6 +20,7 @@ from agentdeck.testing.trace_scenarios import (
 from agentdeck_otel import OTelObserver
 
 STATUS_OK, STATUS_ERROR = 1, 2
+SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
 
 
 async def export(
@@ -51,9 +52,12 @@ async def test_an_agent_turn_is_one_trace_with_generations_and_a_tool_call(
 
     assert {s.trace_id for s in spans} == {trace_id_for("run-agent-1")}
     root = root_of(spans)
-    assert root.name == "booking"
+    assert root.name == "invoke_agent booking"
+    assert root.kind == SPAN_KIND_INTERNAL
     assert root.span_id == span_id_for("run-agent-1", "run")
     assert root.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert root.attributes["gen_ai.agent.name"] == "booking"
+    assert root.attributes["gen_ai.provider.name"] == "openai"
     assert root.attributes["langfuse.observation.type"] == "agent"
     assert root.attributes["agentdeck.run.status"] == "completed"
     assert root.attributes["gen_ai.usage.input_tokens"] == 892
@@ -64,17 +68,26 @@ async def test_an_agent_turn_is_one_trace_with_generations_and_a_tool_call(
 
     first, tool, second = children_of(root, spans)
     assert len(spans) == 4
-    assert (first.name, tool.name, second.name) == ("gpt-5-mini", "find_slots", "gpt-5-mini")
+    assert (first.name, tool.name, second.name) == (
+        "chat gpt-5-mini",
+        "execute_tool find_slots",
+        "chat gpt-5-mini",
+    )
+    assert (first.kind, tool.kind) == (SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL)
     assert first.attributes["langfuse.observation.type"] == "generation"
+    assert first.attributes["gen_ai.operation.name"] == "chat"
+    assert first.attributes["gen_ai.provider.name"] == "openai"
     assert first.attributes["gen_ai.request.model"] == "gpt-5-mini"
     assert first.attributes["gen_ai.usage.input_tokens"] == 412
     assert first.attributes["gen_ai.usage.output_tokens"] == 31
     assert first.seconds == 0.8
     assert tool.attributes["gen_ai.tool.name"] == "find_slots"
     assert tool.attributes["gen_ai.operation.name"] == "execute_tool"
+    assert tool.attributes["gen_ai.tool.type"] == "function"
     assert tool.seconds == 0.25
     assert second.attributes["gen_ai.usage.input_tokens"] == 480
     assert {s.attributes["session.id"] for s in spans} == {root.attributes["session.id"]}
+    assert root.attributes["gen_ai.conversation.id"] == root.attributes["session.id"]
     assert root.attributes["session.id"] != "sess-alice"  # the session travels as a hash
     assert root.resource["service.name"] == "agentdeck"
     assert root.scope == "agentdeck"
@@ -86,13 +99,15 @@ async def test_a_workflow_waiting_on_an_approval_shows_the_wait_as_a_span(
     spans = await export(workflow_with_interrupt().events, receiver, capture="metadata")
 
     root = root_of(spans)
-    assert root.name == "refund"
+    assert root.name == "invoke_workflow refund"
     assert root.attributes["langfuse.observation.type"] == "chain"
     assert root.attributes["gen_ai.operation.name"] == "invoke_workflow"
+    assert root.attributes["gen_ai.workflow.name"] == "refund"
+    assert "gen_ai.provider.name" not in root.attributes  # a workflow calls no model itself
     assert root.seconds == 3601.1
     lookup, report, approval, refund = children_of(root, spans)
     assert (lookup.name, report.name, approval.name, refund.name) == (
-        "lookup_order",
+        "lookup_order",  # a workflow step: no GenAI operation, its own name
         "report",
         "approval",
         "issue_refund",
@@ -113,14 +128,16 @@ async def test_a_failed_run_is_an_error_at_its_root_and_at_the_failing_tool(
     root = root_of(spans)
     assert root.status_code == STATUS_ERROR
     assert root.status_message == "tool_error"
+    assert root.attributes["error.type"] == "tool_error"
     assert root.attributes["agentdeck.run.status"] == "failed"
     assert root.attributes["agentdeck.error.code"] == "tool_error"
     assert root.attributes["agentdeck.error.where"] == "lookup_order"
     generation, tool = children_of(root, spans)
     assert generation.status_code != STATUS_ERROR
-    assert tool.name == "lookup_order"
+    assert tool.name == "execute_tool lookup_order"
     assert tool.status_code == STATUS_ERROR
     assert tool.attributes["agentdeck.tool.error"] is True
+    assert tool.attributes["error.type"] == "tool_error"
 
 
 async def test_a_nested_run_is_placed_under_its_parent_in_the_parents_trace(
@@ -130,18 +147,23 @@ async def test_a_nested_run_is_placed_under_its_parent_in_the_parents_trace(
 
     assert {s.trace_id for s in spans} == {trace_id_for("run-parent")}
     parent = root_of(spans)
-    assert parent.name == "concierge"
-    [child] = [
-        s for s in spans if s.name == "reserve" and s.attributes.get("agentdeck.invocable.kind")
-    ]
+    assert parent.name == "invoke_agent concierge"
+    [child] = [s for s in spans if s.name == "invoke_workflow reserve"]
     assert child.parent_span_id == parent.span_id
     assert [s.name for s in children_of(child, spans)] == ["book"]
 
 
-async def test_without_names_spans_are_labelled_generically(receiver: OTLPReceiver) -> None:
+async def test_without_names_spans_are_named_by_their_operation_alone(
+    receiver: OTLPReceiver,
+) -> None:
     spans = await export(agent_turn_with_tool().events, receiver)  # capture="off", the default
 
-    assert sorted(s.name for s in spans) == ["agent", "generation", "generation", "tool"]
+    assert sorted(s.name for s in spans) == ["chat", "chat", "execute_tool", "invoke_agent"]
+    assert {s.attributes["gen_ai.operation.name"] for s in spans} == {
+        "chat",
+        "execute_tool",
+        "invoke_agent",
+    }  # an operation is not content: it goes under every policy
     root = root_of(spans)
     assert "session.id" not in root.attributes
     assert root.attributes["agentdeck.run.id"] != "run-agent-1"

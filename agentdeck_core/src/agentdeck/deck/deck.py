@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
@@ -38,6 +38,7 @@ from agentdeck.model.events import Event
 from agentdeck.model.results import InterruptResult
 from agentdeck.observing.hub import ObserverHub
 from agentdeck.observing.metrics import RunMetrics
+from agentdeck.observing.tracing.context import trace_context as validated_trace_context
 from agentdeck.plugins.host import (
     OBSERVERS,
     SESSION_FACTORIES,
@@ -263,6 +264,10 @@ class Deck:
                 use_settings = getattr(observer, "use_settings", None)
                 if callable(use_settings):
                     use_settings(settings)
+                # Trace observers meeting a run mid-way read its start from this deck's log.
+                use_run_log = getattr(observer, "use_run_log", None)
+                if callable(use_run_log):
+                    use_run_log(_start_reader(store))
             hub = ObserverHub(observers, metrics=self._metrics)
             await hub.start()
             self._hub = hub
@@ -451,8 +456,10 @@ class Deck:
         budget: Budget | None = None,
         if_exists: Literal["raise", "return"] = "raise",
         deltas: bool = True,
+        trace_context: Mapping[str, str] | None = None,
     ) -> Run:
         runtime = self._require_open()
+        recorded_context = validated_trace_context(trace_context)
         invocable = self._resolve(name)
         engine = self._engines[invocable.engine]
         blocks = engine.prepare_input(invocable, input)
@@ -468,6 +475,7 @@ class Deck:
                     deadline=deadline,
                     budget=budget,
                     deltas=deltas,
+                    trace_context=recorded_context,
                 )
             )
         except DuplicateKeyError as clash:
@@ -536,6 +544,16 @@ class Deck:
 
     def context_of(self, run_id: str) -> Any:
         return self._require_open().context_of(run_id)
+
+
+def _start_reader(store: EventStore) -> Callable[[str], Awaitable[Event | None]]:
+    """Reads one run's ``run.started`` (its first event) from ``store``."""
+
+    async def read_start(run_id: str) -> Event | None:
+        events = await store.read(run_id, limit=1)
+        return events[0] if events else None
+
+    return read_start
 
 
 def _engine_for(definition: object, engines: Mapping[str, Engine]) -> Engine:

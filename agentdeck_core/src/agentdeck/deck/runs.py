@@ -10,7 +10,7 @@ has none, because a context is never written anywhere.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator, Generator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentdeck.errors import (
@@ -365,6 +365,7 @@ class Runs:
         deadline: datetime | None = None,
         budget: Budget | None = None,
         if_exists: Literal["raise", "return"] = "raise",
+        trace_context: Mapping[str, str] | None = None,
     ) -> Run:
         """Start ``name`` and return its handle without waiting for it.
 
@@ -372,6 +373,12 @@ class Runs:
         :class:`~agentdeck.errors.DuplicateKeyError` naming the holder — unless
         ``if_exists="return"``, which hands back the holder's handle instead (an idempotent retry
         after an unknown outcome).
+
+        ``trace_context=`` is the caller's W3C trace context, the headers of a traced request
+        (``{"traceparent": "00-<trace id>-<span id>-01", "tracestate": ...}``, what an
+        OpenTelemetry propagator injects into a dict): it is recorded in ``run.started``, and the
+        trace observers render the run under that span, in that trace. A malformed
+        ``traceparent`` raises :class:`~agentdeck.errors.InvalidInputError`.
         """
         return await self._deck._start(
             name,
@@ -383,6 +390,7 @@ class Runs:
             deadline=deadline,
             budget=budget,
             if_exists=if_exists,
+            trace_context=trace_context,
         )
 
     async def get(

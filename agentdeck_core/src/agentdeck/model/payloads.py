@@ -152,7 +152,9 @@ class RunStarted(_Payload):
     ``name`` is the invocable the caller addressed; ``invocable_kind`` what it is (``agent``,
     ``workflow``, ...). ``code_digest`` pins the code a durable workflow started with, so a replay
     against changed code can be refused. ``deadline`` is recorded so whichever process continues
-    the run enforces the same one.
+    the run enforces the same one. ``trace_context`` is the W3C trace context (``traceparent``,
+    ``tracestate``) the run was started under, so every process rendering its trace parents it
+    under the caller's span.
     """
 
     KIND: ClassVar[str] = "run.started"
@@ -163,6 +165,7 @@ class RunStarted(_Payload):
     key: str | None = None
     code_digest: str | None = None
     deadline: _UtcDatetime | None = None
+    trace_context: dict[str, str] | None = None
 
 
 class RunCompleted(_Payload):

@@ -74,7 +74,13 @@ def _fast_completed(output: Sequence[ContentBlock]) -> RunCompleted | None:
 
 
 def _fast_started(
-    name: Any, invocable_kind: Any, input: Any, key: Any, code_digest: Any, deadline: Any
+    name: Any,
+    invocable_kind: Any,
+    input: Any,
+    key: Any,
+    code_digest: Any,
+    deadline: Any,
+    trace_context: Any = None,
 ) -> RunStarted | None:
     if (
         type(name) is not str
@@ -84,6 +90,7 @@ def _fast_started(
         or (key is not None and type(key) is not str)
         or (code_digest is not None and type(code_digest) is not str)
         or deadline is not None  # a time is normalized to UTC by validation
+        or trace_context is not None  # rare: validated
     ):
         return None
     return _started(
@@ -95,6 +102,7 @@ def _fast_started(
             "key": key,
             "code_digest": code_digest,
             "deadline": None,
+            "trace_context": None,
         }
     )
 
@@ -158,13 +166,26 @@ def started(
     key: str | None,
     code_digest: str | None,
     deadline: datetime | None,
+    trace_context: dict[str, str] | None = None,
 ) -> RunStarted:
     """``RunStarted(...)``: built directly when every part is already of its exact type and
-    there is no deadline (a time gets normalized by validation); validated otherwise."""
+    there is no deadline or trace context (validation normalizes those); validated otherwise."""
     if _ENABLED:
-        payload = _fast_started(name, invocable_kind, input, key, code_digest, deadline)
+        payload = _fast_started(
+            name, invocable_kind, input, key, code_digest, deadline, trace_context
+        )
         if payload is not None:
             return payload
+    if trace_context is not None:
+        return RunStarted(
+            name=name,
+            invocable_kind=invocable_kind,
+            input=input,
+            key=key,
+            code_digest=code_digest,
+            deadline=deadline,
+            trace_context=trace_context,
+        )
     return RunStarted(
         name=name,
         invocable_kind=invocable_kind,

@@ -5,6 +5,11 @@ arithmetic, no I/O), and :meth:`RunMetrics.render` writes the Prometheus text ex
 which the HTTP binding serves at ``/metrics``. The numbers cover the runs this process played;
 the event log remains the record (an OTLP exporter, ``agentdeck-otel``, sends the same measures
 to a collector).
+
+A server of several worker processes needs every worker's counts in one scrape. A
+:class:`MetricsSink` added with :meth:`RunMetrics.add_sink` is told each increment as it is
+counted -- the HTTP binding adds one writing to prometheus-client's multiprocess files when
+``PROMETHEUS_MULTIPROC_DIR`` is set, and renders the sum of every worker's files instead.
 """
 
 from __future__ import annotations
@@ -13,16 +18,37 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 from agentdeck.model.events import Event
 from agentdeck.model.payloads import RunStarted, UsageReported
 
-__all__ = ["COUNTED_KINDS", "RunMetrics"]
+__all__ = ["COUNTED_KINDS", "MetricsSink", "RunMetrics"]
 
 _FINISHED = {"run.completed": "completed", "run.failed": "failed", "run.cancelled": "cancelled"}
 _SUSPENDED = {"run.paused": "paused", "run.interrupted": "waiting_answer"}
 COUNTED_KINDS = frozenset({"run.started", *_FINISHED, *_SUSPENDED, "usage.reported"})
 """The kinds any counter reads; every other event (deltas, tool calls...) costs one lookup."""
+
+
+class MetricsSink(Protocol):
+    """Told every increment a :class:`RunMetrics` counts, as it counts it (never blocks)."""
+
+    def run_started(self, name: str) -> None:
+        """A run of ``name`` started."""
+
+    def run_finished(self, name: str, status: str, seconds: float | None) -> None:
+        """A run of ``name`` ended with ``status``, after ``seconds`` (``None``: it started in
+        another process, so it is counted but not timed)."""
+
+    def run_suspended(self, name: str, status: str) -> None:
+        """A run of ``name`` parked (``paused`` or ``waiting_answer``)."""
+
+    def model_called(self, model: str, input_tokens: int, output_tokens: int) -> None:
+        """A model call reported its usage."""
+
+    def events_dropped(self, observer: str, count: int) -> None:
+        """``count`` more events did not reach the observer named ``observer``."""
 
 
 @dataclass(slots=True, eq=False)
@@ -47,9 +73,10 @@ class RunMetrics:
     model_calls: Counter[str] = field(default_factory=Counter)
     tokens: Counter[tuple[str, str]] = field(default_factory=Counter)
     _tallies: dict[str, _Tally] = field(default_factory=dict, repr=False)
-    _open: dict[str, tuple[_Tally, datetime]] = field(default_factory=dict, repr=False)
+    _open: dict[str, tuple[_Tally, datetime, str]] = field(default_factory=dict, repr=False)
     _observer_drops: Counter[str] = field(default_factory=Counter, repr=False)
     _drop_sources: list[Callable[[], None]] = field(default_factory=list, repr=False)
+    _sinks: list[MetricsSink] = field(default_factory=list, repr=False)
 
     @property
     def started(self) -> Counter[str]:
@@ -112,6 +139,12 @@ class RunMetrics:
     def count_dropped(self, observer: str, count: int) -> None:
         """``count`` more events the observer named ``observer`` did not get."""
         self._observer_drops[observer] += count
+        for sink in self._sinks:
+            sink.events_dropped(observer, count)
+
+    def add_sink(self, sink: MetricsSink) -> None:
+        """Tell ``sink`` every increment from now on (what was counted before is not replayed)."""
+        self._sinks.append(sink)
 
     def add_drop_source(self, bring_up_to_date: Callable[[], None]) -> None:
         """Call ``bring_up_to_date`` (which counts through :meth:`count_dropped`) before the
@@ -130,32 +163,47 @@ class RunMetrics:
             kind = event.kind
             if kind not in COUNTED_KINDS:
                 continue
+            sinks = self._sinks
             if kind == "run.started":
                 payload = event.payload
-                tally = self._tally(payload.name if isinstance(payload, RunStarted) else "?")
+                name = payload.name if isinstance(payload, RunStarted) else "?"
+                tally = self._tally(name)
                 tally.started += 1
-                self._open[event.run_id] = (tally, event.ts)
+                self._open[event.run_id] = (tally, event.ts, name)
+                for sink in sinks:
+                    sink.run_started(name)
             elif kind in _FINISHED:
                 opened = self._open.pop(event.run_id, None)
-                tally = opened[0] if opened is not None else self._tally(event.origin or "?")
+                name = opened[2] if opened is not None else event.origin or "?"
+                tally = opened[0] if opened is not None else self._tally(name)
                 status = _FINISHED[kind]
                 end = tally.ended.get(status)
                 if end is None:
                     end = tally.ended[status] = [0, 0.0, 0]
                 end[0] += 1
+                seconds = None
                 if opened is not None:
-                    end[1] += (event.ts - opened[1]).total_seconds()
+                    seconds = (event.ts - opened[1]).total_seconds()
+                    end[1] += seconds
                     end[2] += 1
+                for sink in sinks:
+                    sink.run_finished(name, status, seconds)
             elif kind in _SUSPENDED:
                 opened = self._open.get(event.run_id)
-                tally = opened[0] if opened is not None else self._tally(event.origin or "?")
+                name = opened[2] if opened is not None else event.origin or "?"
+                tally = opened[0] if opened is not None else self._tally(name)
                 status = _SUSPENDED[kind]
                 tally.suspended[status] = tally.suspended.get(status, 0) + 1
+                for sink in sinks:
+                    sink.run_suspended(name, status)
             elif isinstance(event.payload, UsageReported):
                 model = event.payload.model or "unknown"
+                usage = event.payload.usage
                 self.model_calls[model] += 1
-                self.tokens[(model, "input")] += event.payload.usage.input_tokens
-                self.tokens[(model, "output")] += event.payload.usage.output_tokens
+                self.tokens[(model, "input")] += usage.input_tokens
+                self.tokens[(model, "output")] += usage.output_tokens
+                for sink in sinks:
+                    sink.model_called(model, usage.input_tokens, usage.output_tokens)
 
     def render(self) -> str:
         """The Prometheus text exposition (format 0.0.4) of every counter."""

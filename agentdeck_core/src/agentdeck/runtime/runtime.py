@@ -161,6 +161,8 @@ class StartRequest:
     budget: Budget | None = None
     deltas: bool = True
     """See :attr:`agentdeck.ports.Invocation.deltas`."""
+    trace_context: dict[str, str] | None = None
+    """The W3C trace context the caller started the run under, recorded in ``run.started``."""
 
 
 @dataclass(slots=True)
@@ -320,6 +322,7 @@ class Runtime:
                 key=request.key,
                 code_digest=invocable.code_digest,
                 deadline=request.deadline,
+                trace_context=request.trace_context,
             ),
             session_id=request.session_id,
             namespace=request.namespace,

@@ -152,6 +152,14 @@ def _list_of(item: _FieldRead | None) -> _Convert:
     return convert
 
 
+def _str_values(value: dict[str, Any]) -> dict[str, Any]:
+    """A ``dict[str, str]`` field as parsed JSON (its keys are strings already)."""
+    for item in value.values():
+        if type(item) is not str:
+            raise _NotPlain
+    return value
+
+
 def _field_read(annotation: Any) -> _FieldRead | None:
     """How to read a field of this annotation, or ``None`` when only validation can."""
     if annotation == _JsonData:
@@ -174,6 +182,8 @@ def _field_read(annotation: Any) -> _FieldRead | None:
         return _FieldRead(frozenset({list}), _list_of(_field_read(args[0])))
     if origin is dict and args == (str, _JsonData):
         return _FieldRead(frozenset({dict}))
+    if origin is dict and args == (str, str):
+        return _FieldRead(frozenset({dict}), _str_values)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         read = _model_reader(annotation)
         return _FieldRead(frozenset({dict}), read) if read is not None else None

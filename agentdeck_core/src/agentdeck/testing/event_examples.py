@@ -109,6 +109,7 @@ PAYLOAD_EXAMPLES: dict[type[Any], Any] = {
         key="order-1234",
         code_digest="sha256:5f1e",
         deadline=TS + timedelta(minutes=5),
+        trace_context={"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
     ),
     RunCompleted: RunCompleted(output=BLOCKS, usage=USAGE),
     RunFailed: RunFailed(

@@ -21,6 +21,7 @@ from agentdeck.errors import AgentDeckError
 from agentdeck_http import __version__
 from agentdeck_http.binding import Native
 from agentdeck_http.compat import compat_router
+from agentdeck_http.metrics import attach
 from agentdeck_http.problems import (
     HttpProblem,
     handle_agentdeck,
@@ -53,7 +54,14 @@ def build_app(binding: Native, exposure: Exposure) -> FastAPI:
                 CORSMiddleware,
                 allow_origins=sorted(binding.allowed_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "X-API-Key", "Content-Type", "Last-Event-ID"],
+                allow_headers=[
+                    "Authorization",
+                    "X-API-Key",
+                    "Content-Type",
+                    "Last-Event-ID",
+                    "traceparent",
+                    "tracestate",
+                ],
                 expose_headers=["Location"],
             ),
         ]
@@ -71,6 +79,7 @@ def build_app(binding: Native, exposure: Exposure) -> FastAPI:
     app.add_exception_handler(RequestValidationError, handle_validation)
     app.add_exception_handler(AgentDeckError, handle_agentdeck)
     app.add_exception_handler(HTTPException, handle_http)
+    attach(exposure.deck.metrics)  # every worker's counts in one scrape, when asked for
     served = Served(binding, exposure)
     routers = [native_router(served), compat_router(served)]
     for router in routers:

@@ -40,7 +40,7 @@ from agentdeck.model.status import OpenInterrupt
 from agentdeck.vocabulary import RunStatus
 from agentdeck_http.problems import internal_error, problem_for, unavailable
 from agentdeck_http.security import Principal
-from agentdeck_http.served import NamespaceQuery, Served, errors
+from agentdeck_http.served import NamespaceQuery, Served, errors, trace_context
 from agentdeck_http.streams import data_frame, follow_until_closing, sse_response
 from agentdeck_http.wire import MAX_IDENTIFIER, ChatReply, ChatRequest, Usage4x
 
@@ -111,7 +111,12 @@ def compat_router(served: Served) -> APIRouter:
         )
         try:
             return await deck.runs.start(
-                name, input, context=context, session_id=session_id, namespace=resolved
+                name,
+                input,
+                context=context,
+                session_id=session_id,
+                namespace=resolved,
+                trace_context=trace_context(request),
             )
         except InvalidInputError as bad:
             field = "message" if operation == "chat" else "body"

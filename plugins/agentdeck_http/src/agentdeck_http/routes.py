@@ -18,9 +18,10 @@ from sse_starlette import EventSourceResponse
 from agentdeck.errors import DuplicateKeyError, InvalidInputError, RunStateError
 from agentdeck.model.status import fold
 from agentdeck.vocabulary import TERMINAL, RunStatus
+from agentdeck_http.metrics import render as render_metrics
 from agentdeck_http.problems import problem_for, unavailable
 from agentdeck_http.security import Principal, recognised
-from agentdeck_http.served import NamespaceQuery, RunIdPath, Served, errors
+from agentdeck_http.served import NamespaceQuery, RunIdPath, Served, errors, trace_context
 from agentdeck_http.streams import run_event_frames, sse_response
 from agentdeck_http.wire import (
     MAX_IDENTIFIER,
@@ -95,10 +96,11 @@ def native_router(served: Served) -> APIRouter:
     )
     async def metrics(caller: Caller) -> PlainTextResponse:
         """Runs started, ended and parked by name and status, run durations, model calls and
-        tokens by model, and events dropped by slow observers — counted in this process. With
-        API keys configured, a valid key is required (the names are the catalog's)."""
+        tokens by model, and events dropped by slow observers — counted in this process, or in
+        every worker process when ``PROMETHEUS_MULTIPROC_DIR`` is set. With API keys
+        configured, a valid key is required (the names are the catalog's)."""
         return PlainTextResponse(
-            deck.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8"
+            render_metrics(deck.metrics), media_type="text/plain; version=0.0.4; charset=utf-8"
         )
 
     # ------------------------------------------------------------------------------- runs
@@ -118,7 +120,9 @@ def native_router(served: Served) -> APIRouter:
     ) -> RunView:
         """Starts the run and returns at once (``201``, ``Location`` names it); follow it at
         ``GET /runs/{id}/events``. 404 lists the names the deck serves; 409 carries the busy
-        session's holder or the key's holder; 422 names the field that was wrong."""
+        session's holder or the key's holder; 422 names the field that was wrong. A W3C
+        ``traceparent`` (and ``tracestate``) header makes the run's trace a child of the
+        caller's span."""
         served.require_accepting()
         namespace = caller.namespace(body.namespace)
         caller.require(namespace)
@@ -134,6 +138,7 @@ def native_router(served: Served) -> APIRouter:
                 session_id=body.session_id,
                 namespace=namespace,
                 key=body.key,
+                trace_context=trace_context(request),
             )
         except InvalidInputError as bad:
             raise problem_for(bad, field_prefix="input") from None

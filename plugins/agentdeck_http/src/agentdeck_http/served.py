@@ -10,13 +10,14 @@ from fastapi import Path, Query
 from starlette.requests import Request
 
 from agentdeck.deck.serving import Exposure, ExposureState
+from agentdeck.observing.tracing.context import TRACEPARENT, TRACESTATE, parse_traceparent
 from agentdeck_http.binding import Native
 from agentdeck_http.context import Operation, ServedCall, make_context
 from agentdeck_http.problems import HttpProblem, unavailable
 from agentdeck_http.security import Principal, authenticator
 from agentdeck_http.wire import MAX_IDENTIFIER, ErrorBody, StatusBody
 
-__all__ = ["ERRORS", "NamespaceQuery", "RunIdPath", "Served", "errors"]
+__all__ = ["ERRORS", "NamespaceQuery", "RunIdPath", "Served", "errors", "trace_context"]
 
 NamespaceQuery = Annotated[
     str | None,
@@ -53,6 +54,19 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {code: ERRORS[code] for code in codes}
+
+
+def trace_context(request: Request) -> dict[str, str] | None:
+    """The request's W3C trace context (``traceparent``, ``tracestate``), for the run it starts
+    to be traced under the caller's span. A header that is not a valid ``traceparent`` is
+    ignored, as the W3C recommendation says, rather than failing the request."""
+    parent = parse_traceparent(request.headers.get(TRACEPARENT), request.headers.get(TRACESTATE))
+    if parent is None:
+        return None
+    context = {TRACEPARENT: parent.header()}
+    if parent.trace_state is not None:
+        context[TRACESTATE] = parent.trace_state
+    return context
 
 
 @dataclass(slots=True)

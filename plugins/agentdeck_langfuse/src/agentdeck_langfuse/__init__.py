@@ -4,7 +4,7 @@ Installed, this distribution (agentdeck-langfuse) provides :class:`LangfuseObser
 reachable as ``agentdeck.observers.LangfuseObserver`` (and by its 4.x name
 ``agentdeck.observers.Langfuse``), and the ``langfuse`` settings section
 (``AGENTDECK_LANGFUSE_*``). A deck given no ``observers=`` starts one by itself when both keys
-are set.
+are set (``AGENTDECK_LANGFUSE_*``, else the SDK's own ``LANGFUSE_*``).
 
 AgentDeck finds it through the ``agentdeck`` entry-point group; nothing needs importing by hand.
 The Langfuse SDK itself is imported only when an observer starts.

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -11,15 +12,21 @@ import anyio.to_thread
 from agentdeck.errors import ConfigError
 from agentdeck.model.events import Event
 from agentdeck.observing.capture import ContentPolicy
-from agentdeck.observing.tracing.renderer import TraceRenderer
+from agentdeck.observing.tracing.renderer import ReadStart, TraceRenderer, place
 from agentdeck.ports import Observer
 from agentdeck.settings import Settings
-from agentdeck_langfuse.settings import LangfuseSettings
+from agentdeck_langfuse.settings import (
+    LangfuseSettings,
+    standard_source,
+    with_standard_defaults,
+)
 
 if TYPE_CHECKING:
     from agentdeck_langfuse.export import LangfuseExport
 
 __all__ = ["LangfuseObserver"]
+
+log = logging.getLogger("agentdeck_langfuse")
 
 FLUSH_SECONDS = 5.0
 """The longest :meth:`LangfuseObserver.close` waits for the exporter before giving up."""
@@ -67,38 +74,61 @@ class LangfuseObserver(Observer):
         self.view = view
         self._settings = settings
         self._renderer: TraceRenderer | None = None
+        self._read_start: ReadStart | None = None
         self._export: LangfuseExport | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LangfuseObserver | None:
-        """The observer a deck starts by itself: one when both keys are set, else ``None``."""
-        section = settings.section(LangfuseSettings)
-        if section.public_key and section.secret_key:
-            return cls(settings=settings)
-        return None
+        """The observer a deck starts by itself: one when both keys are set
+        (``AGENTDECK_LANGFUSE_*``, else the SDK's own ``LANGFUSE_*``), else ``None``.
+
+        One key without the other, ``LANGFUSE_TRACING_ENABLED=false`` or ``OTEL_SDK_DISABLED``
+        start none and log one line saying which and why.
+        """
+        env = settings.env
+        raw = settings.section(LangfuseSettings)
+        section = with_standard_defaults(raw, env)
+        if not section.public_key and not section.secret_key:
+            return None
+        missing = _missing_keys(section, env)
+        if missing:
+            log.warning(
+                "Langfuse observer not started: %s is set but %s is not",
+                _key_source("public_key" if section.public_key else "secret_key", raw, env),
+                " or ".join(missing),
+            )
+            return None
+        for variable, off in (("LANGFUSE_TRACING_ENABLED", "false"), ("OTEL_SDK_DISABLED", "true")):
+            if env.get(variable, "").strip().lower() == off:
+                log.info("Langfuse observer not started: %s=%s turns tracing off", variable, off)
+                return None
+        return cls(settings=settings)
 
     def use_settings(self, settings: Settings) -> None:
         """Read ``settings`` (the deck's) at :meth:`start`, unless some were given explicitly."""
         if self._settings is None:
             self._settings = settings
 
+    def use_run_log(self, read_start: ReadStart) -> None:
+        """Read a run's ``run.started`` from the deck's log, with ``read_start``, when a run is
+        met mid-way (continued here after another process started it), so its spans land in the
+        trace it was started in -- a caller's W3C trace context included."""
+        self._read_start = read_start
+
     async def start(self) -> None:
         if self._export is not None:
             return
         settings = self._settings if self._settings is not None else Settings.load()
-        section = settings.section(LangfuseSettings)
-        missing = [
-            LangfuseSettings.env_var(name)
-            for name in ("public_key", "secret_key")
-            if not getattr(section, name)
-        ]
+        section = _effective(settings)
+        missing = _missing_keys(section, settings.env)
         if missing:
             raise ConfigError(
                 f"LangfuseObserver needs both Langfuse keys, and {' and '.join(missing)} "
                 f"{'is' if len(missing) == 1 else 'are'} not set; set "
                 "AGENTDECK_LANGFUSE_PUBLIC_KEY and AGENTDECK_LANGFUSE_SECRET_KEY (environment "
-                "or the langfuse section of config.yaml), or remove the observer",
-                setting=missing[0],
+                "or the langfuse section of config.yaml) or the SDK's own LANGFUSE_PUBLIC_KEY and "
+                "LANGFUSE_SECRET_KEY, or remove the observer",
+                setting=LangfuseSettings.env_var(_missing_fields(section)[0]),
             )
         policy = ContentPolicy(capture=section.capture, max_bytes=section.max_bytes)
         from agentdeck_langfuse.export import LangfuseExport  # the SDK loads here, not at build
@@ -117,7 +147,10 @@ class LangfuseObserver(Observer):
                 "LangfuseObserver received an event before start(); a deck starts its "
                 "observers when it opens, a caller driving one by hand must await start() first"
             )
-        for record in self._renderer.feed(event):
+        renderer = self._renderer
+        if self._read_start is not None and renderer.unplaced(event) is not None:
+            await place(renderer, event, self._read_start)
+        for record in renderer.feed(event):
             self._export.export(record)
 
     async def close(self) -> None:
@@ -135,3 +168,27 @@ class LangfuseObserver(Observer):
 
     def __repr__(self) -> str:
         return f"LangfuseObserver(sdk_spans={self.sdk_spans!r})"
+
+
+def _effective(settings: Settings) -> LangfuseSettings:
+    """The deck's ``langfuse`` section, what it leaves unset taken from ``LANGFUSE_*``."""
+    return with_standard_defaults(settings.section(LangfuseSettings), settings.env)
+
+
+def _missing_fields(section: LangfuseSettings) -> list[str]:
+    return [name for name in ("public_key", "secret_key") if not getattr(section, name)]
+
+
+def _missing_keys(section: LangfuseSettings, env: Mapping[str, str]) -> list[str]:
+    """The keys ``section`` lacks, each named by both variables that could set it."""
+    return [
+        f"{LangfuseSettings.env_var(name)} (or LANGFUSE_{name.upper()})"
+        for name in _missing_fields(section)
+    ]
+
+
+def _key_source(name: str, raw: LangfuseSettings, env: Mapping[str, str]) -> str:
+    """The variable a key that is set came from (``raw``: the section before the defaults)."""
+    if getattr(raw, name):
+        return LangfuseSettings.env_var(name)
+    return standard_source(name, env) or LangfuseSettings.env_var(name)

@@ -19,7 +19,8 @@ cycles close. What each declaration becomes:
 * ``skills``: a generated ``load_skill`` tool (the agent's skills, or every skill of the catalog
   when ``skills=None``); ``planning=True``: the ``update_plan`` tool;
 * ``mcp_servers``: names of catalog servers; the engine starts them at open and attaches them;
-* ``model``: ``Agent(model=...)``, else ``OPENAI_MODEL``, else a ``ConfigError`` naming the agent;
+* ``model``: ``Agent(model=...)``, else ``OPENAI_MODEL``, else the Agents SDK's
+  ``OPENAI_DEFAULT_MODEL``, else a ``ConfigError`` naming the agent;
   ``model_settings``: ``AGENTDECK_RUNNER_TEMPERATURE``/``MAX_TOKENS`` overlaid with the agent's
   own ``model_settings`` (any field of the SDK's ``ModelSettings``);
 * ``output_type``: structured output (strict JSON schema where the type allows it);
@@ -213,10 +214,11 @@ class Compiler:
         return instructions
 
     def _model_name(self, agent: Agent) -> str:
-        name = agent.model or self._config.openai.model
+        name = agent.model or self._config.default_model
         if not name:
             raise ConfigError(
-                f"agent '{agent.name}' has no model: give it Agent(model=...) or set OPENAI_MODEL",
+                f"agent '{agent.name}' has no model: give it Agent(model=...) or set OPENAI_MODEL "
+                "(or the Agents SDK's OPENAI_DEFAULT_MODEL)",
                 setting="OPENAI_MODEL",
             )
         return name

@@ -23,8 +23,9 @@ class OpenAISettings(SettingsSection):
     model_config = SettingsConfigDict(env_prefix="OPENAI_")
 
     model: str = ""
-    """Model for agents that do not name one with `Agent(model=...)`. Empty means every agent
-    must name its own model; building a deck with one that does not is refused."""
+    """Model for agents that do not name one with `Agent(model=...)`. Unset, the Agents SDK's
+    own `OPENAI_DEFAULT_MODEL` is used when that is set; with neither, every agent must name its
+    own model and building a deck with one that does not is refused."""
 
     api_key: str = ""
     """API key sent to the endpoint. Empty leaves the OpenAI client to its own lookup."""

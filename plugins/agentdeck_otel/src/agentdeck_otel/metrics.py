@@ -1,8 +1,16 @@
-"""OTLP metrics derived from the rendered spans: runs by outcome, durations, tokens, drops.
+"""OTLP metrics derived from the rendered spans: the GenAI conventions' model-call metrics, and
+AgentDeck's own runs by outcome, run durations and dropped events.
 
-Metric attributes (labels) are vocabulary only -- outcome, invocable kind, error code, token
-type, and the model name when the content policy lets names out. Content never becomes a label:
-labels are indexed and kept far longer than spans.
+Model calls are measured as the GenAI semantic conventions define:
+``gen_ai.client.token.usage`` (a histogram of tokens per call, ``gen_ai.token.type`` ``input`` or
+``output``) and ``gen_ai.client.operation.duration`` (seconds per call), each labelled with
+``gen_ai.operation.name``, ``gen_ai.provider.name``, ``gen_ai.request.model`` (when the content
+policy lets names out) and ``error.type`` (a failed call). What the conventions do not cover
+keeps its ``agentdeck.*`` name: ``agentdeck.deck.runs``, ``agentdeck.run.duration`` and
+``agentdeck.observer.dropped``.
+
+Metric attributes (labels) are vocabulary only. Content never becomes a label: labels are
+indexed and kept far longer than spans.
 """
 
 from __future__ import annotations
@@ -12,8 +20,15 @@ from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExp
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
+from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
+from opentelemetry.semconv._incubating.metrics.gen_ai_metrics import (
+    GEN_AI_CLIENT_OPERATION_DURATION,
+    GEN_AI_CLIENT_TOKEN_USAGE,
+)
+from opentelemetry.semconv.attributes.error_attributes import ERROR_TYPE
 
-from agentdeck.observing.tracing.spans import AttributeValue, SpanRecord, SpanType
+from agentdeck.observing.tracing import attributes as vocabulary
+from agentdeck.observing.tracing.spans import AttributeValue, SpanLevel, SpanRecord, SpanType
 from agentdeck_otel.config import ExportConfig
 
 __all__ = ["MetricExport"]
@@ -24,6 +39,10 @@ _DURATION_BUCKETS = (
     163.84, 327.68, 655.36,
 )  # fmt: skip
 """Seconds, doubling: the OpenTelemetry GenAI buckets, extended for long agent runs."""
+_CALL_DURATION_BUCKETS = _DURATION_BUCKETS[:14]
+"""Seconds: the buckets the GenAI conventions advise for ``gen_ai.client.operation.duration``."""
+_TOKEN_BUCKETS = tuple(4**power for power in range(14))
+"""Tokens, 1 to 4**13: the buckets the conventions advise for ``gen_ai.client.token.usage``."""
 
 
 class MetricExport:
@@ -37,7 +56,7 @@ class MetricExport:
         reader = PeriodicExportingMetricReader(
             OTLPMetricExporter(
                 endpoint=config.url("metrics"),
-                headers=dict(config.headers),
+                headers=config.headers_for("metrics"),
                 timeout=timeout,
                 compression=Compression.Gzip,
             ),
@@ -55,14 +74,17 @@ class MetricExport:
             description="Wall time from a run's start to its end, waits included",
             explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
         )
-        self._model_duration = meter.create_histogram(
-            "agentdeck.model_call.duration",
+        self._call_duration = meter.create_histogram(
+            GEN_AI_CLIENT_OPERATION_DURATION,
             unit="s",
-            description="Duration of one model call",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+            description="GenAI operation duration.",
+            explicit_bucket_boundaries_advisory=_CALL_DURATION_BUCKETS,
         )
-        self._tokens = meter.create_counter(
-            "agentdeck.tokens", unit="{token}", description="Tokens used by model calls"
+        self._tokens = meter.create_histogram(
+            GEN_AI_CLIENT_TOKEN_USAGE,
+            unit="{token}",
+            description="Number of input and output tokens used.",
+            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
         )
         self._dropped = meter.create_counter(
             "agentdeck.observer.dropped",
@@ -72,23 +94,30 @@ class MetricExport:
 
     def record(self, record: SpanRecord) -> None:
         """Count what ``record`` tells: a run's outcome, or a model call's duration and tokens."""
-        status = record.attributes.get("agentdeck.run.status")
-        if status in _TERMINAL and not record.attributes.get("agentdeck.span.unfinished"):
+        status = record.attributes.get(vocabulary.RUN_STATUS)
+        if status in _TERMINAL and not record.attributes.get(vocabulary.SPAN_UNFINISHED):
             labels = _labels(
-                record, "agentdeck.run.status", "agentdeck.invocable.kind", "agentdeck.error.code"
+                record, vocabulary.RUN_STATUS, vocabulary.INVOCABLE_KIND, vocabulary.ERROR_CODE
             )
             self._runs.add(1, labels)
             if record.run_root:
                 self._run_duration.record(_seconds(record), labels)
         if record.type is SpanType.GENERATION:
-            labels = _labels(record, "gen_ai.request.model")
-            self._model_duration.record(_seconds(record), labels)
+            labels = _labels(
+                record,
+                gen_ai.GEN_AI_OPERATION_NAME,
+                gen_ai.GEN_AI_PROVIDER_NAME,
+                gen_ai.GEN_AI_REQUEST_MODEL,
+            )
+            if record.level is SpanLevel.ERROR:
+                labels[ERROR_TYPE] = "_OTHER"
+            self._call_duration.record(_seconds(record), labels)
             if record.usage is not None:
-                self._tokens.add(
-                    record.usage.input_tokens, {**labels, "gen_ai.token.type": "input"}
+                self._tokens.record(
+                    record.usage.input_tokens, {**labels, gen_ai.GEN_AI_TOKEN_TYPE: "input"}
                 )
-                self._tokens.add(
-                    record.usage.output_tokens, {**labels, "gen_ai.token.type": "output"}
+                self._tokens.record(
+                    record.usage.output_tokens, {**labels, gen_ai.GEN_AI_TOKEN_TYPE: "output"}
                 )
 
     def count_dropped(self, observer: str, count: int) -> None:

@@ -13,12 +13,12 @@ import anyio.to_thread
 from agentdeck.errors import ConfigError
 from agentdeck.model.events import Event
 from agentdeck.observing.capture import DEFAULT_MAX_BYTES, Capture, ContentPolicy
-from agentdeck.observing.tracing.renderer import TraceRenderer
+from agentdeck.observing.tracing.renderer import ReadStart, TraceRenderer, place
 from agentdeck.observing.tracing.spans import Rendered, SpanRecord
 from agentdeck.ports import Observer
 from agentdeck.settings import Settings
-from agentdeck_otel.config import SIGNALS, ExportConfig, parse_headers
-from agentdeck_otel.settings import OTelSettings
+from agentdeck_otel.config import SIGNALS, ExportConfig
+from agentdeck_otel.environment import log, resolve
 
 if TYPE_CHECKING:
     from agentdeck_otel.metrics import MetricExport
@@ -44,8 +44,14 @@ class OTelObserver(Observer):
     ``off`` by default -- timings, outcomes, token counts and hashed ids only. ``headers`` (at most
     8) typically carry credentials and are never printed.
 
-    Metrics: ``agentdeck.deck.runs`` (by outcome), ``agentdeck.run.duration``,
-    ``agentdeck.model_call.duration``, ``agentdeck.tokens`` (by token type) and
+    Spans, attributes and metrics follow the OpenTelemetry GenAI semantic conventions (span
+    names such as ``chat gpt-5-mini``, ``execute_tool find_slots``, ``invoke_agent booking``;
+    ``gen_ai.operation.name`` on every one; content as ``gen_ai.input.messages`` /
+    ``gen_ai.output.messages`` and the tool call attributes, under ``full`` capture only).
+
+    Metrics: ``gen_ai.client.token.usage`` (by ``gen_ai.token.type``) and
+    ``gen_ai.client.operation.duration`` per model call, and AgentDeck's own
+    ``agentdeck.deck.runs`` (by outcome), ``agentdeck.run.duration`` and
     ``agentdeck.observer.dropped`` (what the deck reports through :meth:`count_dropped`).
 
     Export happens on background threads: :meth:`emit` only queues, an unreachable or failing
@@ -55,7 +61,7 @@ class OTelObserver(Observer):
 
     def __init__(
         self,
-        endpoint: str,
+        endpoint: str = "",
         *,
         headers: Mapping[str, str] | None = None,
         capture: Capture | str = Capture.OFF,
@@ -64,7 +70,20 @@ class OTelObserver(Observer):
         signals: Collection[str] = SIGNALS,
         timeout: float = 5.0,
         view: Callable[[Event], bool] | None = None,
+        insecure: bool = False,
+        signal_endpoints: Mapping[str, str] | None = None,
+        signal_headers: Mapping[str, Mapping[str, str]] | None = None,
+        resource_attributes: Mapping[str, str] | None = None,
     ) -> None:
+        """
+        :param endpoint: base URL of an OTLP/HTTP receiver (``/v1/<signal>`` is appended).
+        :param insecure: allow plain ``http://`` to a host that is neither loopback nor
+            cluster-local.
+        :param signal_endpoints: signal -> full URL, used as given (what
+            ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is); a signal given one needs no ``endpoint``.
+        :param signal_headers: signal -> headers replacing ``headers`` for that signal.
+        :param resource_attributes: further resource attributes beside ``service.name``.
+        """
         if not isinstance(timeout, int | float) or not 0 < timeout <= 60:
             raise ConfigError(
                 f"timeout must be a number of seconds in (0, 60], not {timeout!r}",
@@ -76,33 +95,44 @@ class OTelObserver(Observer):
             signals=signals,
             policy=ContentPolicy(capture=capture, max_bytes=max_bytes),
             service_name=service_name,
+            insecure=bool(insecure),
+            signal_endpoints=signal_endpoints,
+            signal_headers=signal_headers,
+            resource_attributes=resource_attributes,
         )
         self.timeout = float(timeout)
         self.view = view
         self._renderer: TraceRenderer | None = None
+        self._read_start: ReadStart | None = None
         self._spans: SpanExport | None = None
         self._metrics: MetricExport | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OTelObserver | None:
-        """The observer a deck starts by itself: one when ``AGENTDECK_OTEL_ENDPOINT`` is set."""
-        section = settings.section(OTelSettings)
-        if not section.endpoint:
+        """The observer a deck starts by itself, from ``AGENTDECK_OTEL_*`` and, for what those
+        leave unset, the standard ``OTEL_*`` variables (:mod:`agentdeck_otel.environment`).
+
+        ``None`` when nothing asks for one; when the standard variables are present but cannot
+        start one (no endpoint, gRPC only, ``OTEL_SDK_DISABLED``), one line is logged saying so.
+        """
+        resolution = resolve(settings)
+        if resolution.note is not None:
+            log.log(resolution.note_level, resolution.note)
+        if resolution.arguments is None:
             return None
         try:
-            return cls(
-                section.endpoint,
-                headers=parse_headers(section.headers.get_secret_value()),
-                capture=section.capture,
-                max_bytes=section.max_bytes,
-                service_name=section.service_name,
-                signals=section.signals.split(","),
-            )
+            return cls(**resolution.arguments)
         except ConfigError as error:
             # Name the variable the value came from, not the constructor argument.
             name = error.setting or "endpoint"
-            variable = OTelSettings.env_var(name) if name in OTelSettings.model_fields else name
+            variable = resolution.origins.get(name, name)
             raise ConfigError(error.message, setting=variable, accepted=error.accepted) from None
+
+    def use_run_log(self, read_start: ReadStart) -> None:
+        """Read a run's ``run.started`` from the deck's log, with ``read_start``, when a run is
+        met mid-way (continued here after another process started it), so its spans land in the
+        trace it was started in -- a caller's W3C trace context included."""
+        self._read_start = read_start
 
     async def start(self) -> None:
         if self._renderer is not None:
@@ -113,7 +143,9 @@ class OTelObserver(Observer):
         from agentdeck_otel.metrics import MetricExport
         from agentdeck_otel.spans import SpanExport
 
-        resource = Resource.create({"service.name": self.config.service_name})
+        resource = Resource.create(
+            {**self.config.resource_attributes, "service.name": self.config.service_name}
+        )
         if "traces" in self.config.signals:
             self._spans = SpanExport(self.config, resource, timeout=self.timeout)
         if "metrics" in self.config.signals:
@@ -128,7 +160,10 @@ class OTelObserver(Observer):
                 "OTelObserver received an event before start(); a deck starts its observers "
                 "when it opens, a caller driving one by hand must await start() first"
             )
-        self._send(self._renderer.feed(event))
+        renderer = self._renderer
+        if self._read_start is not None and renderer.unplaced(event) is not None:
+            await place(renderer, event, self._read_start)
+        self._send(renderer.feed(event))
 
     def count_dropped(self, observer: str, count: int) -> None:
         """Count events another observer's queue dropped (the deck's observer hub calls this)."""

@@ -4,14 +4,27 @@ Each :class:`~agentdeck.observing.tracing.spans.SpanRecord` becomes one OpenTele
 the record's start and end times, its parent, and the ids the renderer derived from the run ids (so
 spans a child run or another process exported line up). The provider belongs to the observer and is
 never installed as the global one: an application's own OpenTelemetry setup is left alone.
+
+The span is shaped as the GenAI semantic conventions say (attribute names are the
+``opentelemetry-semantic-conventions`` constants): named ``{gen_ai.operation.name} {target}`` --
+``chat gpt-5-mini``, ``execute_tool find_slots``, ``invoke_agent booking``, ``invoke_workflow
+refund`` (the operation alone when names are not captured) -- a model call is a ``CLIENT`` span,
+everything else ``INTERNAL``; the session is ``gen_ai.conversation.id`` (and ``session.id``); a
+failure carries ``error.type``. Content, only under ``full`` capture, goes where the conventions
+put it: ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (JSON) on model calls and agent
+turns, ``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result`` on tool calls, and
+``agentdeck.input`` / ``agentdeck.output`` on everything the conventions do not cover (workflow
+roots, questions, reports, steps).
 """
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -21,17 +34,36 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
-from opentelemetry.trace import Status, StatusCode
+from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
+from opentelemetry.semconv.attributes.error_attributes import ERROR_TYPE
+from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from agentdeck.observing.tracing.spans import AttributeValue, SpanLevel, SpanRecord, SpanType
+from agentdeck.observing.tracing import attributes as vocabulary
+from agentdeck.observing.tracing.spans import (
+    AttributeValue,
+    ChatMessage,
+    SpanLevel,
+    SpanRecord,
+    SpanType,
+)
 from agentdeck_otel.config import ExportConfig
 
-__all__ = ["SpanExport"]
+__all__ = ["SpanExport", "span_name"]
 
-_CONTENT_KEYS = {
-    SpanType.TOOL: ("gen_ai.tool.call.arguments", "gen_ai.tool.call.result"),
+INPUT = "agentdeck.input"
+"""Captured input of a span the conventions give no content attribute (``full`` only)."""
+OUTPUT = "agentdeck.output"
+"""Captured output of such a span (``full`` only)."""
+SESSION_ID = "session.id"
+"""The session, under the name Langfuse and other OTLP backends group traces by."""
+
+_TARGETS = {
+    vocabulary.OPERATION_CHAT: gen_ai.GEN_AI_REQUEST_MODEL,
+    vocabulary.OPERATION_EXECUTE_TOOL: gen_ai.GEN_AI_TOOL_NAME,
+    vocabulary.OPERATION_INVOKE_AGENT: gen_ai.GEN_AI_AGENT_NAME,
+    vocabulary.OPERATION_INVOKE_WORKFLOW: gen_ai.GEN_AI_WORKFLOW_NAME,
 }
-_DEFAULT_CONTENT_KEYS = ("gen_ai.prompt", "gen_ai.completion")
+"""Operation -> the attribute its span name is completed with."""
 
 
 class _PresetIds(IdGenerator):
@@ -80,7 +112,7 @@ class SpanExport:
             BatchSpanProcessor(
                 OTLPSpanExporter(
                     endpoint=config.url("traces"),
-                    headers=dict(config.headers),
+                    headers=config.headers_for("traces"),
                     timeout=timeout,
                     compression=Compression.Gzip,
                 )
@@ -103,14 +135,16 @@ class SpanExport:
                         span_id=int(record.parent_span_id, 16),
                         is_remote=False,
                         trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+                        trace_state=_trace_state(record.trace_state),
                     )
                 ),
                 current,
             )
         with self._ids.preset(span_id=record.span_id, trace_id=record.trace_id):
             span = self._tracer.start_span(
-                record.name,
+                span_name(record),
                 context=parent,
+                kind=SpanKind.CLIENT if record.type is SpanType.GENERATION else SpanKind.INTERNAL,
                 attributes=_attributes(record),
                 start_time=_nanoseconds(record.start),
             )
@@ -127,17 +161,89 @@ class SpanExport:
         self.provider.shutdown()
 
 
+def _trace_state(header: str | None) -> trace.TraceState | None:
+    """The W3C ``tracestate`` of the caller's trace the run was started under, if any."""
+    return trace.TraceState.from_header([header]) if header else None
+
+
+def span_name(record: SpanRecord) -> str:
+    """The conventions' span name: ``{gen_ai.operation.name} {target}`` for an operation they
+    define (the operation alone when the target's name was not captured), else the record's."""
+    operation = record.attributes.get(gen_ai.GEN_AI_OPERATION_NAME)
+    if not isinstance(operation, str):
+        return record.name
+    target = record.attributes.get(_TARGETS.get(operation, ""))
+    return f"{operation} {target}" if isinstance(target, str) and target else operation
+
+
 def _attributes(record: SpanRecord) -> dict[str, AttributeValue]:
     attributes = dict(record.attributes)
     if record.session_id is not None:
-        attributes["session.id"] = record.session_id
+        attributes[SESSION_ID] = record.session_id
+        attributes[gen_ai.GEN_AI_CONVERSATION_ID] = record.session_id
     if record.level not in (SpanLevel.DEFAULT, SpanLevel.ERROR):
         attributes["agentdeck.level"] = record.level.value
     if record.status_message is not None and record.level is not SpanLevel.ERROR:
         attributes["agentdeck.status_message"] = record.status_message
-    input_key, output_key = _CONTENT_KEYS.get(record.type, _DEFAULT_CONTENT_KEYS)
-    if record.input is not None:
-        attributes[input_key] = record.input
-    if record.output is not None:
-        attributes[output_key] = record.output
+    if record.level is SpanLevel.ERROR:
+        code = record.attributes.get(vocabulary.ERROR_CODE)
+        tool_error = record.attributes.get(vocabulary.TOOL_ERROR)
+        attributes[ERROR_TYPE] = (
+            code if isinstance(code, str) else "tool_error" if tool_error else "_OTHER"
+        )
+    if record.type is SpanType.TOOL:
+        _put(attributes, gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS, record.input)
+        _put(attributes, gen_ai.GEN_AI_TOOL_CALL_RESULT, record.output)
+    elif record.input_messages is not None or record.output_messages is not None:
+        _put(attributes, gen_ai.GEN_AI_INPUT_MESSAGES, _messages_json(record.input_messages))
+        _put(attributes, gen_ai.GEN_AI_OUTPUT_MESSAGES, _messages_json(record.output_messages))
+    else:
+        _put(attributes, INPUT, record.input)
+        _put(attributes, OUTPUT, record.output)
     return attributes
+
+
+def _put(attributes: dict[str, AttributeValue], key: str, value: str | None) -> None:
+    if value is not None:
+        attributes[key] = value
+
+
+def _messages_json(messages: Sequence[ChatMessage] | None) -> str | None:
+    """Messages as the JSON the conventions define for ``gen_ai.input.messages`` and
+    ``gen_ai.output.messages``: ``[{"role", "parts": [{"type", ...}], "finish_reason"?}]``."""
+    if not messages:
+        return None
+    shaped: list[dict[str, Any]] = []
+    for message in messages:
+        parts: list[dict[str, Any]] = []
+        for part in message.parts:
+            if part.type == "tool_call":
+                parts.append(
+                    {
+                        "type": "tool_call",
+                        "id": part.id,
+                        "name": part.name,
+                        "arguments": _json_or_text(part.content),
+                    }
+                )
+            elif part.type == "tool_call_response":
+                parts.append(
+                    {"type": "tool_call_response", "id": part.id, "response": part.content}
+                )
+            else:
+                parts.append({"type": part.type, "content": part.content})
+        item: dict[str, Any] = {"role": message.role, "parts": parts}
+        if message.finish_reason is not None:
+            item["finish_reason"] = message.finish_reason
+        shaped.append(item)
+    return json.dumps(shaped, ensure_ascii=False, separators=(",", ":"))
+
+
+def _json_or_text(text: str | None) -> Any:
+    """Tool call arguments as the JSON object they were, or the text when capping cut it."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

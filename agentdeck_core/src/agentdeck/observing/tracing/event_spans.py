@@ -56,12 +56,16 @@ from agentdeck.observing.tracing.attributes import (
     ERROR_RETRYABLE,
     ERROR_WHERE,
     GEN_AI_OPERATION_NAME,
+    GEN_AI_PROVIDER_NAME,
     GEN_AI_REQUEST_MODEL,
     GEN_AI_TOOL_CALL_ID,
     GEN_AI_TOOL_NAME,
+    GEN_AI_TOOL_TYPE,
     INTERRUPT_ID,
     INTERRUPT_REASON,
     NODE_STEP,
+    OPERATION_CHAT,
+    OPERATION_EXECUTE_TOOL,
     PAUSE_WAKE_AT,
     PLAN_ITEMS,
     REPORT_LEVEL,
@@ -72,8 +76,21 @@ from agentdeck.observing.tracing.attributes import (
     usage_attributes,
 )
 from agentdeck.observing.tracing.ids import span_id_for
-from agentdeck.observing.tracing.run_spans import OpenSpan, RunSpans, record, remember
-from agentdeck.observing.tracing.spans import AttributeValue, Rendered, SpanLevel, SpanType
+from agentdeck.observing.tracing.run_spans import (
+    OpenSpan,
+    RunSpans,
+    record,
+    remember,
+    text_message,
+)
+from agentdeck.observing.tracing.spans import (
+    AttributeValue,
+    ChatMessage,
+    MessagePart,
+    Rendered,
+    SpanLevel,
+    SpanType,
+)
 from agentdeck.vocabulary import ReportLevel
 
 __all__ = ["RunEnding", "apply_event"]
@@ -251,20 +268,23 @@ def apply_event(
                     attributes[AGENT_PREVIOUS] = changed.previous
             _point(policy, run, event, out, "handoff", attributes=attributes)
         case ToolCallStarted() as call:
-            attributes = {GEN_AI_TOOL_CALL_ID: policy.identifier(call.call_id)}
-            if policy.names:
-                attributes[GEN_AI_OPERATION_NAME] = "execute_tool"
-                attributes[GEN_AI_TOOL_NAME] = call.tool
+            attributes = _tool_attributes(policy, call.call_id, call.tool)
             if call.args_error is not None:
                 attributes[TOOL_ARGS_INVALID] = True
+            arguments = policy.text(call.args)
             run.tools[call.call_id] = OpenSpan(
                 span_id=span_id_for(run.run_id, f"tool:{call.call_id}"),
                 name=policy.name(call.tool, "tool"),
                 type=SpanType.TOOL,
                 start=event.ts,
                 attributes=attributes,
-                input=policy.text(call.args),
+                input=arguments,
             )
+            if policy.content:  # the model asked for it: the next call's prompt shows it
+                part = MessagePart(
+                    type="tool_call", content=arguments, id=call.call_id, name=call.tool
+                )
+                remember(run, None, ChatMessage(role="assistant", parts=(part,)))
         case ToolCallCompleted() as done:
             _tool_completed(policy, run, event, done, out)
         case UsageReported() as reported:
@@ -350,7 +370,7 @@ def _tool_completed(
             name=policy.name(done.tool, "tool"),
             type=SpanType.TOOL,
             start=event.ts,
-            attributes={GEN_AI_TOOL_CALL_ID: policy.identifier(done.call_id)},
+            attributes=_tool_attributes(policy, done.call_id, done.tool),
         )
     result = policy.text(done.result_preview)
     attributes = {**started.attributes, TOOL_RESULT_SIZE: done.result_size}
@@ -372,7 +392,8 @@ def _tool_completed(
         )
     )
     if result is not None:
-        remember(run, f"{done.tool}: {result}")
+        response = MessagePart(type="tool_call_response", content=result, id=done.call_id)
+        remember(run, f"{done.tool}: {result}", ChatMessage(role="tool", parts=(response,)))
     run.boundary = event.ts
 
 
@@ -381,11 +402,13 @@ def _generation(
 ) -> None:
     usage = reported.usage
     run.usage = run.usage + usage
-    attributes: dict[str, AttributeValue] = usage_attributes(usage)
-    if policy.names:
-        attributes[GEN_AI_OPERATION_NAME] = "chat"
-        if reported.model:
-            attributes[GEN_AI_REQUEST_MODEL] = reported.model
+    attributes: dict[str, AttributeValue] = {
+        GEN_AI_OPERATION_NAME: OPERATION_CHAT,
+        GEN_AI_PROVIDER_NAME: run.provider,
+        **usage_attributes(usage),
+    }
+    if policy.names and reported.model:
+        attributes[GEN_AI_REQUEST_MODEL] = reported.model
     span = OpenSpan(
         span_id=span_id_for(run.run_id, f"generation:{event.seq}"),
         name=policy.name(reported.model, "generation"),
@@ -395,6 +418,7 @@ def _generation(
         input=policy.text("\n".join(run.prompt)) if run.prompt else None,
     )
     completion = policy.text("\n".join(run.completion)) if run.completion else None
+    answer = None if completion is None else text_message("assistant", completion)
     out.append(
         record(
             policy,
@@ -404,11 +428,26 @@ def _generation(
             output=completion,
             model=reported.model if policy.names else None,
             usage=usage,
+            input_messages=tuple(run.messages) if run.messages else None,
+            output_messages=None
+            if completion is None
+            else (text_message("assistant", completion, finish_reason="stop"),),
         )
     )
-    remember(run, completion)
+    remember(run, completion, answer)
     run.completion.clear()
     run.boundary = event.ts
+
+
+def _tool_attributes(policy: ContentPolicy, call_id: str, tool: str) -> dict[str, AttributeValue]:
+    attributes: dict[str, AttributeValue] = {
+        GEN_AI_OPERATION_NAME: OPERATION_EXECUTE_TOOL,
+        GEN_AI_TOOL_TYPE: "function",
+        GEN_AI_TOOL_CALL_ID: policy.identifier(call_id),
+    }
+    if policy.names:
+        attributes[GEN_AI_TOOL_NAME] = tool
+    return attributes
 
 
 def _step(

@@ -2,10 +2,10 @@
 
 :class:`RunSpans` is everything the renderer remembers about one open run: its place in the trace
 (trace id, parent span, trace name, session), its root span, the spans still open under it (tool
-calls, questions, a pause), the conversation items the next generation's prompt shows, and the
-usage so far. :func:`record` turns one of its spans into the :class:`~.spans.SpanRecord` an
-exporter receives; it is the only place records are made, so every record carries the run's id,
-its trace and its place under the root the same way.
+calls, questions, a pause), the conversation the next generation's prompt shows (as text items and
+as messages), and the usage so far. :func:`record` turns one of its spans into the
+:class:`~.spans.SpanRecord` an exporter receives; it is the only place records are made, so every
+record carries the run's id, its trace and its place under the root the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from agentdeck.observing.tracing.attributes import (
 )
 from agentdeck.observing.tracing.spans import (
     AttributeValue,
+    ChatMessage,
+    MessagePart,
     Rendered,
     SpanLevel,
     SpanRecord,
@@ -39,6 +41,7 @@ __all__ = [
     "close_children",
     "record",
     "remember",
+    "text_message",
 ]
 
 PROMPT_ITEMS = 20
@@ -74,8 +77,14 @@ class RunSpans:
     """Where the next model call (or workflow step) is taken to start: the end of the last one,
     of the last tool call, or the (re)start of the run."""
     last_ts: datetime
+    provider: str = "_OTHER"
+    """The ``gen_ai.provider.name`` of the run's model calls."""
+    trace_state: str | None = None
+    """The W3C ``tracestate`` the run's trace carries, if it was started under one."""
     status: str = "running"
     prompt: list[str] = field(default_factory=list)
+    messages: list[ChatMessage] = field(default_factory=list)
+    """The same conversation as :attr:`prompt`, as messages (the latest few, ``full`` only)."""
     completion: list[str] = field(default_factory=list)
     tools: dict[str, OpenSpan] = field(default_factory=dict)
     interrupts: dict[str, OpenSpan] = field(default_factory=dict)
@@ -98,6 +107,8 @@ def record(
     attributes: Mapping[str, AttributeValue] | None = None,
     parent_span_id: str | None = None,
     run_root: bool = False,
+    input_messages: tuple[ChatMessage, ...] | None = None,
+    output_messages: tuple[ChatMessage, ...] | None = None,
 ) -> SpanRecord:
     """The finished record of ``span``, one of ``run``'s, ending at ``end`` (never before it
     started). ``attributes`` replace the span's own; ``parent_span_id`` is used only for the
@@ -127,6 +138,9 @@ def record(
         session_id=run.session_id,
         trace_name=run.trace_name,
         run_root=run_root,
+        input_messages=input_messages,
+        output_messages=output_messages,
+        trace_state=run.trace_state,
     )
 
 
@@ -159,8 +173,21 @@ def announce_root(run: RunSpans) -> SpanStarted:
     )
 
 
-def remember(run: RunSpans, item: str | None) -> None:
-    """Keep a captured conversation item for the next generation's prompt (the latest few)."""
+def remember(run: RunSpans, item: str | None, message: ChatMessage | None = None) -> None:
+    """Keep a captured conversation item for the next generation's prompt (the latest few):
+    ``item`` as text, ``message`` (default: ``item`` as a user's text) as a message."""
     if item is not None:
         run.prompt.append(item)
         del run.prompt[:-PROMPT_ITEMS]
+    if message is None and item is not None:
+        message = text_message("user", item)
+    if message is not None:
+        run.messages.append(message)
+        del run.messages[:-PROMPT_ITEMS]
+
+
+def text_message(role: str, text: str, *, finish_reason: str | None = None) -> ChatMessage:
+    """One message of one text part."""
+    return ChatMessage(
+        role=role, parts=(MessagePart(type="text", content=text),), finish_reason=finish_reason
+    )

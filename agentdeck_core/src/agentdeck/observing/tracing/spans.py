@@ -1,9 +1,11 @@
 """What the trace renderer hands an exporter: finished span records, and run roots as they start.
 
 A :class:`SpanRecord` is a finished span — names, ids, parent ids, times, attributes, usage and
-(under ``full`` capture) content, already filtered by the content policy. A run's root is also
-announced with a :class:`SpanStarted` when the run starts (it finishes only with the run), for
-exporters whose SDK wants a parent to be live while its children are recorded; an exporter that
+(under ``full`` capture) content, already filtered by the content policy: as text
+(``input``/``output``) and, for model calls and agent turns, as the conversation's messages
+(:class:`ChatMessage`, the shape of the GenAI conventions' ``gen_ai.input.messages``). A run's root
+is also announced with a :class:`SpanStarted` when the run starts (it finishes only with the run),
+for exporters whose SDK wants a parent to be live while its children are recorded; an exporter that
 writes each span whole can ignore those.
 """
 
@@ -16,7 +18,16 @@ from enum import StrEnum
 
 from agentdeck.model.payloads import Usage
 
-__all__ = ["AttributeValue", "Rendered", "SpanLevel", "SpanRecord", "SpanStarted", "SpanType"]
+__all__ = [
+    "AttributeValue",
+    "ChatMessage",
+    "MessagePart",
+    "Rendered",
+    "SpanLevel",
+    "SpanRecord",
+    "SpanStarted",
+    "SpanType",
+]
 
 AttributeValue = str | bool | int | float
 """What an attribute may hold: the scalar types every OTLP backend accepts."""
@@ -43,6 +54,32 @@ class SpanLevel(StrEnum):
     DEFAULT = "DEFAULT"
     WARNING = "WARNING"
     ERROR = "ERROR"
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePart:
+    """One part of a conversation message: text, a tool call the model asked for, or a tool's
+    response. Every string is already capped and masked by the content policy."""
+
+    type: str
+    """``text``, ``tool_call`` or ``tool_call_response`` (the conventions' part types)."""
+    content: str | None = None
+    """The text; a tool call's arguments (JSON text); a tool response's result."""
+    id: str | None = None
+    """The tool call's id (``tool_call``, ``tool_call_response``)."""
+    name: str | None = None
+    """The tool's name (``tool_call``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One message of a conversation as a model call saw it (or as it answered)."""
+
+    role: str
+    """``user``, ``assistant`` or ``tool``."""
+    parts: tuple[MessagePart, ...]
+    finish_reason: str | None = None
+    """On a model's output message: why it stopped (``stop``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +112,13 @@ class SpanRecord:
     """The name of the trace: its top-level run's (generic under ``off``)."""
     run_root: bool = False
     """Whether this is a run's own root span (carrying its outcome and total usage)."""
+    input_messages: tuple[ChatMessage, ...] | None = None
+    """Under ``full`` capture, on a generation: the latest conversation messages it saw; on an
+    agent turn's root: the turn's input as a user message."""
+    output_messages: tuple[ChatMessage, ...] | None = None
+    """Under ``full`` capture, on a generation or an agent turn's root: what it answered."""
+    trace_state: str | None = None
+    """The W3C ``tracestate`` of the trace context the run was started under, if any."""
 
 
 @dataclass(frozen=True, slots=True)
