@@ -87,7 +87,7 @@ def _fast_completed(output: Sequence[ContentBlock]) -> RunCompleted | None:
     usage = _build(Usage, dict(_USAGE_DEFAULTS), _NO_FIELDS)
     payload: RunCompleted = _build(
         RunCompleted,
-        {"kind": "run.completed", "output": list(output), "usage": usage},
+        {"kind": "run.completed", "output": list(output), "usage": usage, "agent": None},
         _OUTPUT_FIELDS,
     )
     return payload

@@ -105,7 +105,7 @@ PAYLOAD_EXAMPLES: dict[type[Any], Any] = {
         code_digest="sha256:5f1e",
         deadline=TS + timedelta(minutes=5),
     ),
-    RunCompleted: RunCompleted(output=BLOCKS, usage=USAGE),
+    RunCompleted: RunCompleted(output=BLOCKS, usage=USAGE, agent="triage"),
     RunFailed: RunFailed(
         error_code=ErrorCode.TOOL_ERROR,
         message="tool 'lookup' raised KeyError",
