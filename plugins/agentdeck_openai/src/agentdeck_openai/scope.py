@@ -32,6 +32,7 @@ from agentdeck.model.content import ContentBlock
 from agentdeck.model.events import Payload
 from agentdeck.ports import ControlDirective, Invocation
 from agentdeck.vocabulary import SafePoint
+from agentdeck_openai.tool_results import error_text
 
 if TYPE_CHECKING:
     from agentdeck_openai.quiet import Feed
@@ -41,14 +42,17 @@ __all__ = ["RunScope", "ToolFailure", "ToolNote", "scope_of", "serialize_scope"]
 
 @dataclass(frozen=True, slots=True)
 class ToolFailure:
-    """A tool body raised: the run ends ``run.failed(tool_error)`` naming it.
+    """A tool body raised and the tool's error policy fails the run: it ends
+    ``run.failed(tool_error)`` naming the tool and the exception's *type* only.
 
-    Only the exception's *type* is kept: its text may carry anything the tool saw.
+    ``error`` is what the call's ``tool.call.completed.error`` records
+    (:func:`~agentdeck_openai.tool_results.error_text`): never part of ``run.failed``.
     """
 
     call_id: str | None
     tool: str
     error_type: str
+    error: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +202,9 @@ class RunScope:
 
     def record_failure(self, call_id: str | None, tool: str, exc: BaseException) -> None:
         if self.failure is None:
-            self.failure = ToolFailure(call_id=call_id, tool=tool, error_type=type(exc).__name__)
+            self.failure = ToolFailure(
+                call_id=call_id, tool=tool, error_type=type(exc).__name__, error=error_text(exc)
+            )
 
 
 async def _wait_for_cancellation() -> NoReturn:
