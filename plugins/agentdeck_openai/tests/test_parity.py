@@ -725,3 +725,43 @@ async def test_sdk_agent_hooks_in_hooks_are_the_sdk_agents_own(
             "end clerk: In transit.",
         ]
     )
+
+
+async def test_sdk_model_settings_are_the_agents_own(
+    model_server: LoopbackModelServer, client: AsyncOpenAI
+) -> None:
+    from agents import ModelSettings
+
+    settings = ModelSettings(temperature=0.25, max_tokens=77)
+    model_server.script.add(reply("Hi."), reply("Hi."))
+    await raw(client, SDKAgent(name="a", model=MODEL, model_settings=settings), "hi")
+    [raw_request] = model_server.model_requests
+    model_server.clear_requests()
+    async with deck_for(model_server, Agent(name="a", model_settings=settings)) as deck:
+        await deck.run("a", "hi")
+    [deck_request] = model_server.model_requests
+
+    for name in ("temperature", "max_output_tokens"):
+        assert deck_request.body[name] == raw_request.body[name]
+    assert deck_request.body["temperature"] == 0.25
+
+
+def test_an_agent_field_put_in_model_settings_is_refused_saying_where_it_goes() -> None:
+    clerk = Agent(name="clerk", model=MODEL, model_settings={"tool_use_behavior": "x"})
+    with pytest.raises(ConfigError) as refused:
+        Deck(agents=[clerk], observers=()).build()
+    assert "write Agent(tool_use_behavior=...)" in str(refused.value)
+
+
+async def test_run_hooks_take_part_in_a_headless_run_too(
+    model_server: LoopbackModelServer,
+) -> None:
+    hooks = Recorder()
+    model_server.script.add(tool_call("lookup", {"order_id": "A-1"}), reply("In transit."))
+    clerk = Agent(name="clerk", tools=[lookup], run_hooks=hooks)
+
+    result = await clerk.run("Where is A-1?", settings=Settings(env=model_server.env()))
+
+    assert result.final_output == "In transit."
+    assert hooks.seen[0] == "start clerk (NoneType)"  # no context headless
+    assert "tool lookup" in hooks.seen

@@ -69,8 +69,10 @@ class Agent:
     an error message as the tool's output and the run goes on, as the Agents SDK does;
     ``"fail"`` fails the run (``tool_error``). A tool's own ``failure_error_function`` wins.
 
-    The engine's own objects are passed through as they are, and the engine that compiles the
-    agent checks them when the deck builds (a ``ConfigError`` naming the field):
+    ``model_settings`` is a mapping of the engine's model settings, or the engine's own settings
+    object (the Agents SDK's ``ModelSettings``). The engine's own objects are passed through as
+    they are, and the engine that compiles the agent checks them when the deck builds (a
+    ``ConfigError`` naming the field):
     ``input_guardrails`` / ``output_guardrails`` (the Agents SDK's guardrails),
     ``tool_use_behavior`` (``"run_llm_again"``, ``"stop_on_first_tool"``, a ``StopAtTools``
     mapping or a function), ``run_hooks`` (an SDK ``RunHooks`` for runs that start at this
@@ -90,7 +92,7 @@ class Agent:
     interrupt_on: Sequence[str] = ()
     planning: bool = False
     description: str = ""
-    model_settings: Mapping[str, Any] = field(default_factory=dict)
+    model_settings: Mapping[str, Any] | object = field(default_factory=dict)
     tool_errors: ToolErrors = "model"
     input_guardrails: Sequence[object] = ()
     output_guardrails: Sequence[object] = ()
@@ -119,7 +121,8 @@ class Agent:
             set_(self, "skills", _names(self, "skills"))
         set_(self, "mcp_servers", _names(self, "mcp_servers"))
         set_(self, "interrupt_on", _names(self, "interrupt_on"))
-        set_(self, "model_settings", MappingProxyType(dict(self.model_settings)))
+        if isinstance(self.model_settings, Mapping):
+            set_(self, "model_settings", MappingProxyType(dict(self.model_settings)))
         set_(self, "input_guardrails", tuple(_names_list(self, "input_guardrails")))
         set_(self, "output_guardrails", tuple(_names_list(self, "output_guardrails")))
         if self.tool_errors not in _TOOL_ERRORS:

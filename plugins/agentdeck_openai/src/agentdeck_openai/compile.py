@@ -80,6 +80,7 @@ SDK_TOOL_TYPES: tuple[type, ...] = tuple(
 """The Agents SDK's own tool classes: kept as they are when listed in ``tools=``."""
 
 _MODEL_SETTINGS_FIELDS = tuple(f.name for f in dataclasses.fields(ModelSettings))
+_AGENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Agent))
 
 
 @dataclass(eq=False)
@@ -244,19 +245,35 @@ class Compiler:
             # Chat Completions reports usage only when asked; every model call's usage is an event.
             include_usage=None if self._config.use_responses else True,
         )
-        if not agent.model_settings:
+        given = agent.model_settings
+        if isinstance(given, ModelSettings):
+            return base.resolve(given)
+        if not isinstance(given, Mapping):
+            raise ConfigError(
+                f"agent '{agent.name}': model_settings= takes a mapping of ModelSettings fields "
+                f"or the Agents SDK's ModelSettings; got {type(given).__name__}",
+                setting="model_settings",
+            )
+        if not given:
             return base
-        unknown = sorted(set(agent.model_settings) - set(_MODEL_SETTINGS_FIELDS))
+        unknown = sorted(set(given) - set(_MODEL_SETTINGS_FIELDS))
         if unknown:
+            elsewhere = [name for name in unknown if name in _AGENT_FIELDS]
+            hint = (
+                f" ({', '.join(elsewhere)} {'is' if len(elsewhere) == 1 else 'are'} a field of "
+                "Agent itself: write Agent(" + ", ".join(f"{name}=..." for name in elsewhere) + "))"
+                if elsewhere
+                else ""
+            )
             raise ConfigError(
                 f"agent '{agent.name}': model_settings has {', '.join(map(repr, unknown))}, "
-                f"which the Agents SDK's ModelSettings does not know; it takes "
+                f"which the Agents SDK's ModelSettings does not know{hint}; it takes "
                 f"{', '.join(_MODEL_SETTINGS_FIELDS)}",
                 setting="model_settings",
                 accepted=list(_MODEL_SETTINGS_FIELDS),
             )
         try:
-            return base.resolve(dict(agent.model_settings))
+            return base.resolve(dict(given))
         except (TypeError, ValueError, UserError) as bad:
             raise ConfigError(
                 f"agent '{agent.name}': model_settings cannot be used: {bad}",
@@ -512,7 +529,11 @@ def _digest(agent: Agent) -> str:
         "output_type": describe(agent.output_type),
         "interrupt_on": list(agent.interrupt_on),
         "planning": agent.planning,
-        "model_settings": describe(dict(agent.model_settings)),
+        "model_settings": describe(
+            dataclasses.asdict(agent.model_settings)
+            if isinstance(agent.model_settings, ModelSettings)
+            else agent.model_settings
+        ),
         "tool_errors": agent.tool_errors,
         "tool_use_behavior": describe(agent.tool_use_behavior),
     }
