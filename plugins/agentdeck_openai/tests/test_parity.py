@@ -765,3 +765,25 @@ async def test_run_hooks_take_part_in_a_headless_run_too(
     assert result.final_output == "In transit."
     assert hooks.seen[0] == "start clerk (NoneType)"  # no context headless
     assert "tool lookup" in hooks.seen
+
+
+async def test_an_sdk_function_tool_that_raises_is_handled_as_the_sdk_handles_it_and_recorded(
+    model_server: LoopbackModelServer, client: AsyncOpenAI
+) -> None:
+    native = function_tool(kaboom)
+    for _ in range(2):
+        model_server.script.add(
+            tool_call("kaboom", {"order_id": "A-7"}, call_id="k1"), reply("It failed.")
+        )
+    sdk = SDKAgent(name="cashier", instructions="Charge.", model=MODEL, tools=[native])
+    raw_result = await raw(client, sdk, "Charge A-7")
+    raw_sent = model_server.model_requests[-1].tool_outputs["k1"]
+    async with deck_for(model_server, Agent(name="cashier", tools=[native])) as deck:
+        result = await deck.run("cashier", "Charge A-7")
+        log = await log_of(deck, result.run_id)
+
+    assert result.output == raw_result.final_output == "It failed."
+    assert model_server.model_requests[-1].tool_outputs["k1"] == raw_sent
+    [completed] = [e.payload for e in log if isinstance(e.payload, ToolCallCompleted)]
+    assert completed.error == "RuntimeError: kaboom now"
+    assert completed.result_preview == raw_sent

@@ -52,7 +52,7 @@ from agentdeck.authoring.agents import Agent
 from agentdeck.errors import ConfigError
 from agentdeck.model.events import Report
 from agentdeck.vocabulary import ReportLevel
-from agentdeck_openai.scope import RunScope, scope_of
+from agentdeck_openai.scope import SCOPE_ATTRIBUTE, RunScope, scope_of
 from agentdeck_openai.tool_results import json_text
 
 __all__ = [
@@ -78,6 +78,7 @@ def app_view(context: Any) -> Any:
         return context
     view = copy.copy(context)
     view.context = scope.invocation.context
+    setattr(view, SCOPE_ATTRIBUTE, scope)  # for the engine's own wrappers the view reaches
     return view
 
 

@@ -37,7 +37,7 @@ from agentdeck_openai.tool_results import error_text
 if TYPE_CHECKING:
     from agentdeck_openai.quiet import Feed
 
-__all__ = ["RunScope", "ToolFailure", "ToolNote", "scope_of", "serialize_scope"]
+__all__ = ["SCOPE_ATTRIBUTE", "RunScope", "ToolFailure", "ToolNote", "scope_of", "serialize_scope"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,11 +212,20 @@ async def _wait_for_cancellation() -> NoReturn:
     raise _Halted  # unreachable: the wait ends only by cancellation
 
 
+SCOPE_ATTRIBUTE = "_agentdeck_scope"
+"""Where a copy of an SDK run context made for application code
+(:func:`~agentdeck_openai.native.app_view`) keeps the run scope its ``context`` no longer is."""
+
+
 def scope_of(context: object) -> RunScope | None:
-    """The :class:`RunScope` of an SDK run context, or ``None`` for a run AgentDeck did not start
-    (``Agent.run()``-style headless use of the compiled agent)."""
+    """The :class:`RunScope` of an SDK run context (or of a copy made for application code), or
+    ``None`` for a run AgentDeck did not start (``Agent.run()``-style headless use of the
+    compiled agent)."""
     value = context.context if isinstance(context, RunContextWrapper) else context
-    return value if isinstance(value, RunScope) else None
+    if isinstance(value, RunScope):
+        return value
+    kept = getattr(context, SCOPE_ATTRIBUTE, None)
+    return kept if isinstance(kept, RunScope) else None
 
 
 def serialize_scope(_context: Any) -> Mapping[str, Any]:
