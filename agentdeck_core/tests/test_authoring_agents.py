@@ -150,3 +150,46 @@ def test_handoffs_and_subagents_accept_names_and_objects() -> None:
     assert agent.subagent_names == ("Lookup",)
     with pytest.raises(ConfigError, match="handoffs="):
         Agent(name="Lead", handoffs=[42])  # type: ignore[list-item]
+
+
+# --------------------------------------------------------------------------- engine-checked fields
+
+
+def test_tool_errors_is_model_or_fail() -> None:
+    assert Agent(name="a").tool_errors == "model"
+    assert Agent(name="a", tool_errors="fail").tool_errors == "fail"
+    with pytest.raises(ConfigError) as refused:
+        Agent(name="a", tool_errors="raise")  # type: ignore[arg-type]
+    assert refused.value.setting == "tool_errors"
+
+
+def test_engine_objects_are_kept_as_given_for_the_engine_to_check() -> None:
+    guardrail, hooks = object(), object()
+    agent = Agent(
+        name="a",
+        input_guardrails=[guardrail],
+        output_guardrails=(guardrail,),
+        run_hooks=hooks,
+        tool_use_behavior={"stop_at_tool_names": ["x"]},
+    )
+    assert agent.input_guardrails == agent.output_guardrails == (guardrail,)
+    assert agent.run_hooks is hooks
+    assert dict(agent.tool_use_behavior) == {"stop_at_tool_names": ["x"]}  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize(
+    ("changes", "setting"),
+    [
+        ({"tool_use_behavior": "stop_now"}, "tool_use_behavior"),
+        ({"tool_use_behavior": 3}, "tool_use_behavior"),
+        ({"input_guardrails": "no_homework"}, "input_guardrails"),
+        ({"run_hooks": type("Hooks", (), {})}, "run_hooks"),
+    ],
+    ids=["an unknown behaviour name", "not a behaviour", "a string for a list", "a class"],
+)
+def test_what_the_declaration_can_tell_is_wrong_is_refused_at_once(
+    changes: dict[str, Any], setting: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        Agent(name="a", **changes)
+    assert refused.value.setting == setting

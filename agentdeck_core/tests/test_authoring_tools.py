@@ -298,3 +298,167 @@ def test_an_untyped_parameter_accepts_any_json() -> None:
     compiled: Any = tool(echo)
     assert compiled.params_json_schema["required"] == ["value"]
     assert asyncio.run(compiled.invoke({"value": [1, {"a": 2}]}, None)) == [1, {"a": 2}]
+
+
+# --------------------------------------------------------------------------- parameter descriptions
+
+
+def _described(declared: Tool) -> dict[str, str | None]:
+    return {
+        name: spec.get("description")
+        for name, spec in declared.params_json_schema["properties"].items()
+    }
+
+
+def test_numpy_style_parameters_give_descriptions_and_the_summary_stops_at_the_section() -> None:
+    @tool
+    def convert(amount: float, currency: str = "EUR", *, rounded: bool = False) -> str:
+        """Convert an amount of pounds sterling.
+        Parameters
+        ----------
+        amount : float
+            How many pounds,
+            before any fee.
+        currency : str, optional
+            What to convert to.
+        rounded
+            Whether to round.
+
+        Returns
+        -------
+        str
+            amount: not a parameter, a line of the Returns section.
+        """
+        return currency
+
+    assert convert.description == "Convert an amount of pounds sterling."
+    assert _described(convert) == {
+        "amount": "How many pounds,\nbefore any fee.",
+        "currency": "What to convert to.",
+        "rounded": "Whether to round.",
+    }
+
+
+def test_a_numpy_line_naming_several_parameters_describes_each() -> None:
+    @tool
+    def span(start: int, end: int) -> int:
+        """A span.
+
+        Parameters
+        ----------
+        start, end : int
+            Where the span starts and ends.
+        """
+        return end - start
+
+    assert _described(span) == {
+        "start": "Where the span starts and ends.",
+        "end": "Where the span starts and ends.",
+    }
+
+
+def test_sphinx_and_google_multiline_descriptions_keep_their_line_breaks() -> None:
+    @tool
+    def sphinx(day: str, limit: int = 3) -> str:
+        """Find slots.
+
+        :param day: The day,
+            as an ISO date.
+        :type day: str
+        :param int limit: How many.
+        :returns: the slots
+        """
+        return day
+
+    @tool
+    def google(day: str, limit: int = 3) -> str:
+        """Find slots.
+
+        Args:
+            day (str): The day,
+                as an ISO date.
+            limit: How many.
+
+        Returns:
+            limit: not a parameter.
+        """
+        return day
+
+    expected = {"day": "The day,\nas an ISO date.", "limit": "How many."}
+    assert _described(sphinx) == _described(google) == expected
+
+
+def test_a_string_in_annotated_describes_a_parameter_the_docstring_does_not() -> None:
+    @tool
+    def search(
+        query: Annotated[str, "Words to look for."],
+        limit: Annotated[int, "Ignored: the docstring says it."] = 5,
+        exact: Annotated[bool, Field(description="From the field.")] = False,
+    ) -> str:
+        """Search.
+
+        Args:
+            limit: How many results.
+        """
+        return query
+
+    assert _described(search) == {
+        "query": "Words to look for.",
+        "limit": "How many results.",
+        "exact": "From the field.",
+    }
+    assert asyncio.run(search.invoke({"query": "x"}, None)) == "x"
+
+
+# --------------------------------------------------------------------------- approval and errors
+
+
+def test_needs_approval_may_be_a_function_of_the_call() -> None:
+    def over_limit(ctx: ToolCtx[Any], args: dict[str, Any], call_id: str) -> bool:
+        return bool(args["amount"] > 100)
+
+    @tool(needs_approval=over_limit)
+    def refund(amount: int) -> str:
+        """Refund."""
+        return str(amount)
+
+    agent = Agent(name="till", tools=[refund])
+    assert refund.needs_approval is over_limit
+    assert agent.approval_policy("refund") is over_limit
+    assert agent.needs_approval("refund") is True
+    assert agent.clone(interrupt_on=["refund"]).approval_policy("refund") is True
+
+
+@pytest.mark.parametrize(
+    ("options", "setting"),
+    [
+        ({"needs_approval": "yes"}, "needs_approval"),
+        ({"needs_approval": lambda args: True}, "needs_approval"),
+        ({"failure_error_function": "sorry"}, "failure_error_function"),
+        ({"failure_error_function": lambda error: "x"}, "failure_error_function"),
+    ],
+    ids=["not a function", "too few parameters", "a string", "one parameter"],
+)
+def test_an_approval_or_error_function_of_the_wrong_shape_is_refused_at_once(
+    options: dict[str, Any], setting: str
+) -> None:
+    def refund(amount: int) -> str:
+        """Refund."""
+        return str(amount)
+
+    with pytest.raises(ConfigError) as refused:
+        tool(**options)(refund)
+    assert refused.value.setting == setting
+
+
+def test_the_error_policy_is_kept_by_a_redecoration_that_does_not_mention_it() -> None:
+    def explain(ctx: ToolCtx[Any], error: Exception) -> str:
+        return "sorry"
+
+    @tool(failure_error_function=explain)
+    def refund(amount: int) -> str:
+        """Refund."""
+        return str(amount)
+
+    assert tool(name="give_back")(refund).failure_error_function is explain
+    assert tool(failure_error_function=None)(refund).failure_error_function is None

@@ -12,9 +12,11 @@ from agentdeck import (
     Agent,
     Deck,
     InterruptResult,
+    RunFailed,
     RunFailedError,
     RunStatus,
     TextBlock,
+    ToolCallCompleted,
     TurnResult,
     tool,
 )
@@ -123,26 +125,46 @@ async def test_stream_yields_a_text_delta_per_token_and_a_turn_result_from_the_l
         )
 
 
-async def test_a_tool_call_round_trip_and_a_raising_tool_fails_the_run(
+async def test_a_tool_call_round_trip_and_a_raising_tool_reaches_the_model_as_an_error(
     model_server: LoopbackModelServer,
 ) -> None:
     model_server.script.add(
         tool_call("lookup", {"order_id": "A-1"}),
         reply("It is in transit."),
-        tool_call("explode", {"order_id": "A-2"}),
+        tool_call("explode", {"order_id": "A-2"}, call_id="x1"),
+        reply("Something went wrong on our side."),
     )
     bot = Agent(name="bot", instructions="Help.", tools=[lookup, explode])
     async with deck_with(model_server, bot) as deck:
         result = await deck.run("bot", "where is A-1?")
         assert result.output == "It is in transit."
+        broken = await deck.run("bot", "break it")
+        assert broken.output == "Something went wrong on our side."
+        run = await deck.runs.get(broken.run_id)
+        log = [event async for event in run.events()]
+        [completed] = [e.payload for e in log if isinstance(e.payload, ToolCallCompleted)]
+        assert completed.error == "RuntimeError: database password is hunter2"
+        sent = model_server.model_requests[-1].tool_outputs["x1"]
+        assert sent == "An error occurred while running the tool. Please try again."
+
+
+async def test_with_tool_errors_fail_a_raising_tool_fails_the_run_naming_only_its_type(
+    model_server: LoopbackModelServer,
+) -> None:
+    model_server.script.add(tool_call("explode", {"order_id": "A-2"}))
+    bot = Agent(name="bot", instructions="Help.", tools=[lookup, explode], tool_errors="fail")
+    async with deck_with(model_server, bot) as deck:
         with pytest.raises(RunFailedError) as failed:
             await deck.run("bot", "break it")
         assert failed.value.error_code == "tool_error" and failed.value.where == "explode"
+        assert "hunter2" not in str(failed.value)
         run = await deck.runs.get(failed.value.run_id)
         log = [event async for event in run.events()]
-        assert "hunter2" not in "".join(event.to_json() for event in log)
-        [completed] = [e for e in log if e.kind == "tool.call.completed"]
-        assert completed.payload.error  # type: ignore[union-attr]
+        [ending] = [e.payload for e in log if isinstance(e.payload, RunFailed)]
+        assert ending.message == "tool 'explode' raised RuntimeError"
+        [completed] = [e.payload for e in log if isinstance(e.payload, ToolCallCompleted)]
+        assert completed.error == "RuntimeError: database password is hunter2"
+    assert len(model_server.model_requests) == 1
 
 
 async def test_an_approval_parks_the_run_and_an_answer_continues_it(

@@ -54,7 +54,8 @@ def _for(instructions: str, *, answered: bool | None = None) -> Callable[[ModelR
 
 
 COMPLETES = Agent(name="Completes", instructions="completes")
-FAILS = Agent(name="Fails", instructions="fails", tools=[explode])
+FAILS = Agent(name="Fails", instructions="fails", tools=[explode], tool_errors="fail")
+"""A raising tool fails the run only when told to (by default the model is told and goes on)."""
 STREAMS = Agent(name="Streams", instructions="streams")
 STREAMS_QUIETLY = Agent(name="StreamsQuietly", instructions="streams quietly", tools=[jot])
 """A quiet play's safe points are a turn's tool dispatch and its final reply: two need a tool."""

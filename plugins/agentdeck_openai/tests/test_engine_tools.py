@@ -228,27 +228,78 @@ async def test_a_text_result_records_no_artifact(model_server: LoopbackModelServ
 # --------------------------------------------------------------------------- failures
 
 
-async def test_a_raising_tool_ends_the_run_failed_naming_the_tool_not_the_text(
+@tool
+def charge(amount: int) -> str:
+    """Charge a card."""
+    raise PermissionError("card 4111-1111 declined by bank")
+
+
+async def test_a_raising_tool_gives_the_model_the_sdk_error_message_and_the_run_goes_on(
     model_server: LoopbackModelServer,
 ) -> None:
-    @tool
-    def charge(amount: int) -> str:
-        """Charge a card."""
-        raise PermissionError("card 4111-1111 declined by bank")
-
-    model_server.script.add(tool_call("charge", {"amount": 5}, call_id="c9"), reply("unused"))
+    model_server.script.add(
+        tool_call("charge", {"amount": 5}, call_id="c9"), reply("The card was declined.")
+    )
     result = await play(model_server, Agent(name="Till", instructions="x", tools=[charge]))
+
+    assert check_completed(result) == [TextBlock(text="The card was declined.")]
+    [completed] = support.payloads(result, ToolCallCompleted)
+    assert (completed.call_id, completed.error) == (
+        "c9",
+        "PermissionError: card 4111-1111 declined by bank",
+    )
+    sent = model_server.model_requests[-1].tool_outputs["c9"]
+    assert sent == "An error occurred while running the tool. Please try again."
+    assert completed.result_preview == sent
+    assert "4111" not in sent  # the SDK's message leaves the exception's text out
+
+
+async def test_a_tool_error_function_gives_the_model_its_own_text(
+    model_server: LoopbackModelServer,
+) -> None:
+    seen: list[tuple[str | None, str]] = []
+
+    def explain(ctx: ToolCtx[object], error: Exception) -> str:
+        seen.append((ctx.tool_name, type(error).__name__))
+        return "The bank declined: ask for another card."
+
+    polite = tool(failure_error_function=explain)(charge)
+    model_server.script.add(tool_call("charge", {"amount": 5}, call_id="c1"), reply("ok"))
+    result = await play(model_server, Agent(name="Till", instructions="x", tools=[polite]))
+
+    check_completed(result)
+    assert seen == [("charge", "PermissionError")]
+    assert model_server.model_requests[-1].tool_outputs == {
+        "c1": "The bank declined: ask for another card."
+    }
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        Agent(name="Till", instructions="x", tools=[charge], tool_errors="fail"),
+        Agent(name="Till", instructions="x", tools=[tool(failure_error_function=None)(charge)]),
+    ],
+    ids=["the agent says fail", "the tool says fail"],
+)
+async def test_a_raising_tool_fails_the_run_when_told_to_naming_the_tool_not_the_text(
+    model_server: LoopbackModelServer, agent: Agent
+) -> None:
+    model_server.script.add(tool_call("charge", {"amount": 5}, call_id="c9"), reply("unused"))
+    result = await play(model_server, agent)
 
     result.assert_clean()
     assert support.kinds(result)[-2:] == ["tool.call.completed", "run.failed"]
     [completed] = support.payloads(result, ToolCallCompleted)
-    assert (completed.call_id, completed.error) == ("c9", "the tool raised PermissionError")
+    assert (completed.call_id, completed.error) == (
+        "c9",
+        "PermissionError: card 4111-1111 declined by bank",
+    )
     failed = result.last.payload
     assert isinstance(failed, RunFailed)
     assert failed.error_code == ErrorCode.TOOL_ERROR
     assert failed.where == "charge"
     assert failed.message == "tool 'charge' raised PermissionError"
-    assert "4111" not in support.everything_logged(result)
     assert len(model_server.model_requests) == 1  # the run stopped; nothing more was asked
 
 

@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from agentdeck.authoring.context import ToolCtx
 from agentdeck.authoring.context_check import (
@@ -26,7 +26,7 @@ from agentdeck.authoring.context_check import (
     context_requirement,
     missing_context_error,
 )
-from agentdeck.authoring.tools import Tool, as_tool
+from agentdeck.authoring.tools import ApprovalPolicy, Tool, as_tool
 from agentdeck.authoring.workflows import WorkflowDefinition
 from agentdeck.errors import ConfigError, PluginNotInstalledError
 from agentdeck.model.content import ContentBlock
@@ -34,7 +34,7 @@ from agentdeck.plugins.host import PluginHost, default_host
 from agentdeck.ports import EngineRequest
 from agentdeck.settings import Settings
 
-__all__ = ["Agent", "Instructions"]
+__all__ = ["Agent", "Instructions", "ToolErrors"]
 
 Instructions = str | Callable[..., str | Awaitable[str]]
 """Static text, or a callable (sync or async) returning it per run.
@@ -46,6 +46,11 @@ which receives the :class:`Agent` being run; nothing else, since nothing else is
 _OPAQUE_TOOL = "an engine-native tool object has nothing to introspect"
 
 _AGENT_ENGINE_DISTRIBUTION = "agentdeck-openai"
+
+ToolErrors = Literal["model", "fail"]
+"""``Agent(tool_errors=...)``: what a tool that raises does to the run."""
+_TOOL_ERRORS: tuple[ToolErrors, ...] = ("model", "fail")
+_TOOL_USE_BEHAVIORS = ("run_llm_again", "stop_on_first_tool")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -59,6 +64,19 @@ class Agent:
     deck has; ``()`` means none. ``interrupt_on`` names tools whose every call waits for
     approval. ``hooks`` is an object whose public methods the engine calls at lifecycle points;
     like a tool, each may declare a context parameter.
+
+    ``tool_errors`` says what a tool that raises does: ``"model"`` (the default) gives the model
+    an error message as the tool's output and the run goes on, as the Agents SDK does;
+    ``"fail"`` fails the run (``tool_error``). A tool's own ``failure_error_function`` wins.
+
+    ``model_settings`` is a mapping of the engine's model settings, or the engine's own settings
+    object (the Agents SDK's ``ModelSettings``). The engine's own objects are passed through as
+    they are, and the engine that compiles the agent checks them when the deck builds (a
+    ``ConfigError`` naming the field):
+    ``input_guardrails`` / ``output_guardrails`` (the Agents SDK's guardrails),
+    ``tool_use_behavior`` (``"run_llm_again"``, ``"stop_on_first_tool"``, a ``StopAtTools``
+    mapping or a function), ``run_hooks`` (an SDK ``RunHooks`` for runs that start at this
+    agent).
     """
 
     name: str
@@ -74,7 +92,12 @@ class Agent:
     interrupt_on: Sequence[str] = ()
     planning: bool = False
     description: str = ""
-    model_settings: Mapping[str, Any] = field(default_factory=dict)
+    model_settings: Mapping[str, Any] | object = field(default_factory=dict)
+    tool_errors: ToolErrors = "model"
+    input_guardrails: Sequence[object] = ()
+    output_guardrails: Sequence[object] = ()
+    tool_use_behavior: object = "run_llm_again"
+    run_hooks: object | None = None
 
     _instructions_requirement: Requirement | None = field(init=False, default=None, repr=False)
     _instructions_agent_parameter: str | None = field(init=False, default=None, repr=False)
@@ -98,7 +121,25 @@ class Agent:
             set_(self, "skills", _names(self, "skills"))
         set_(self, "mcp_servers", _names(self, "mcp_servers"))
         set_(self, "interrupt_on", _names(self, "interrupt_on"))
-        set_(self, "model_settings", MappingProxyType(dict(self.model_settings)))
+        if isinstance(self.model_settings, Mapping):
+            set_(self, "model_settings", MappingProxyType(dict(self.model_settings)))
+        set_(self, "input_guardrails", tuple(_names_list(self, "input_guardrails")))
+        set_(self, "output_guardrails", tuple(_names_list(self, "output_guardrails")))
+        if self.tool_errors not in _TOOL_ERRORS:
+            raise ConfigError(
+                f"agent '{self.name}': tool_errors= takes 'model' (the model receives an error "
+                f"message and the run goes on) or 'fail' (the run fails); got "
+                f"{self.tool_errors!r}",
+                setting="tool_errors",
+                accepted=list(_TOOL_ERRORS),
+            )
+        self._check_tool_use_behavior()
+        if isinstance(self.run_hooks, type):
+            raise ConfigError(
+                f"agent '{self.name}': run_hooks= takes an instance, not the class "
+                f"{self.run_hooks.__name__}; write run_hooks={self.run_hooks.__name__}()",
+                setting="run_hooks",
+            )
         if isinstance(self.hooks, type):
             raise ConfigError(
                 f"agent '{self.name}': hooks= takes an instance, not the class "
@@ -125,6 +166,30 @@ class Agent:
                     setting="tools",
                 )
             seen[name] = entry
+
+    def _check_tool_use_behavior(self) -> None:
+        behavior = self.tool_use_behavior
+        if isinstance(behavior, str):
+            if behavior not in _TOOL_USE_BEHAVIORS:
+                raise ConfigError(
+                    f"agent '{self.name}': tool_use_behavior={behavior!r} is not one of "
+                    f"{', '.join(map(repr, _TOOL_USE_BEHAVIORS))} (or a StopAtTools mapping, or "
+                    "a function)",
+                    setting="tool_use_behavior",
+                    accepted=list(_TOOL_USE_BEHAVIORS),
+                )
+            return
+        if isinstance(behavior, Mapping):
+            # Read-only here as everywhere else in a declaration; the engine copies it.
+            object.__setattr__(self, "tool_use_behavior", MappingProxyType(dict(behavior)))
+            return
+        if not callable(behavior):
+            raise ConfigError(
+                f"agent '{self.name}': tool_use_behavior= takes 'run_llm_again', "
+                f"'stop_on_first_tool', a StopAtTools mapping or a function; got "
+                f"{type(behavior).__name__}",
+                setting="tool_use_behavior",
+            )
 
     def _check_interrupt_on(self) -> None:
         # Tools that only exist once an engine runs (MCP servers, engine-native objects without a
@@ -191,15 +256,20 @@ class Agent:
     def subagent_names(self) -> tuple[str, ...]:
         return tuple(_reference_name(ref) for ref in self.subagents)
 
-    def needs_approval(self, tool_name: str) -> bool:
-        """Whether a call to ``tool_name`` waits for a person (``interrupt_on`` or the tool's own
-        ``needs_approval``)."""
+    def approval_policy(self, tool_name: str) -> bool | ApprovalPolicy:
+        """When a call to ``tool_name`` waits for a person: ``True`` always (``interrupt_on``,
+        or the tool's own ``needs_approval=True``), ``False`` never, or the tool's per-call
+        function, which the engine asks."""
         if tool_name in self.interrupt_on:
             return True
-        return any(
-            isinstance(entry, Tool) and entry.name == tool_name and entry.needs_approval
-            for entry in self.tools
-        )
+        for entry in self.tools:
+            if isinstance(entry, Tool) and entry.name == tool_name:
+                return entry.needs_approval
+        return False
+
+    def needs_approval(self, tool_name: str) -> bool:
+        """Whether a call to ``tool_name`` may wait for a person (see :meth:`approval_policy`)."""
+        return self.approval_policy(tool_name) is not False
 
     def context_sites(self) -> Iterator[tuple[str, Requirement]]:
         """Every place this agent injects a context, with what each requires.

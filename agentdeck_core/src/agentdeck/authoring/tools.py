@@ -9,16 +9,22 @@ the run's :class:`~agentdeck.authoring.context.ToolCtx` itself.
 
 Anything else in ``tools=`` (an engine's own tool object, already built) is kept as it is for the
 engine that understands it; there is nothing in it to introspect, so its context check defers.
+
+Two policies travel with a tool for the engine to apply, in the shapes the OpenAI Agents SDK
+gives them, so a function tool ported from it keeps its meaning: ``needs_approval`` (``True``, or
+a function asked per call) and ``failure_error_function`` (what the model is told when the body
+raises, or ``None`` to fail the run; unset, the agent's ``tool_errors`` decides).
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from functools import partial
-from typing import Any, overload
+from typing import Annotated, Any, Final, get_args, get_origin, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
@@ -32,12 +38,39 @@ from agentdeck.authoring.context_check import (
     missing_context_error,
     parameter_annotations,
 )
+from agentdeck.authoring.docstrings import first_paragraph, parameter_docs
 from agentdeck.errors import ConfigError, InvalidInputError
 
-__all__ = ["Tool", "as_tool", "first_paragraph", "tool"]
+__all__ = [
+    "ApprovalPolicy",
+    "Tool",
+    "ToolErrorFunction",
+    "as_tool",
+    "first_paragraph",
+    "tool",
+]
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """The name shape every mainstream model API accepts for a function tool."""
+
+ApprovalPolicy = Callable[[ToolCtx[Any], dict[str, Any], str], bool | Awaitable[bool]]
+"""``needs_approval`` as a function deciding per call: ``(ctx, args, call_id) -> bool`` (sync
+or async), the shape the OpenAI Agents SDK calls its own with. ``ctx`` is the call's
+:class:`ToolCtx` (its ``data`` the run's context), ``args`` the model's parsed arguments."""
+
+ToolErrorFunction = Callable[[ToolCtx[Any], Exception], str | Awaitable[str]]
+"""``failure_error_function``: ``(ctx, error) -> str`` (sync or async), the text the model
+receives instead of the result when the tool raised ``error`` (the SDK's shape too)."""
+
+
+class _Default(Enum):
+    """The type of :data:`DEFAULT_ERRORS`."""
+
+    DEFAULT = "default"
+
+
+DEFAULT_ERRORS: Final = _Default.DEFAULT
+"""``failure_error_function`` left unset: the agent's ``tool_errors`` policy applies."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -55,11 +88,20 @@ class Tool:
     required unless it has a default, the context parameter absent."""
     fn: Callable[..., Any]
     context_requirement: Requirement | None = None
-    needs_approval: bool = False
-    """Whether every call waits for a person's approval (``Agent(interrupt_on=[...])`` says the
-    same per agent)."""
+    needs_approval: bool | ApprovalPolicy = False
+    """``True``: every call waits for a person's approval (``Agent(interrupt_on=[...])`` says the
+    same per agent); an :data:`ApprovalPolicy` function: the engine asks it per call, and only a
+    call it answers ``True`` for waits."""
+    failure_error_function: ToolErrorFunction | _Default | None = DEFAULT_ERRORS
+    """What happens when the body raises: a :data:`ToolErrorFunction` gives the text the model
+    receives (and the run goes on); ``None`` fails the run (``tool_error``); unset
+    (:data:`DEFAULT_ERRORS`), the agent's ``tool_errors`` decides."""
     _arguments: type[BaseModel] = field(default=BaseModel, repr=False)
     _positional_only: tuple[str, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        _check_approval(self.name, self.needs_approval)
+        _check_error_function(self.name, self.failure_error_function)
 
     @classmethod
     def from_function(
@@ -68,10 +110,13 @@ class Tool:
         *,
         name: str | None = None,
         description: str | None = None,
-        needs_approval: bool = False,
+        needs_approval: bool | ApprovalPolicy = False,
+        failure_error_function: ToolErrorFunction | _Default | None = DEFAULT_ERRORS,
     ) -> Tool:
         """Compile ``fn``: name from ``__name__``, description from the docstring's first
-        paragraph, argument schema from the signature."""
+        paragraph, argument schema from the signature, each parameter's description from the
+        docstring (Google, NumPy or Sphinx style; see :mod:`agentdeck.authoring.docstrings`)
+        or else from a string in its ``Annotated[...]`` annotation."""
         if not callable(fn):
             raise ConfigError(f"a tool wraps a function; got {type(fn).__name__}")
         tool_name = name if name is not None else _function_name(fn)
@@ -84,7 +129,7 @@ class Tool:
         docstring = inspect.getdoc(fn.func if isinstance(fn, partial) else fn) or ""
         requirement = context_requirement(fn)
         arguments, positional_only = _arguments_model(
-            fn, tool_name, requirement, _parameter_docs(docstring)
+            fn, tool_name, requirement, parameter_docs(docstring)
         )
         return cls(
             name=tool_name,
@@ -93,6 +138,7 @@ class Tool:
             fn=fn,
             context_requirement=requirement,
             needs_approval=needs_approval,
+            failure_error_function=failure_error_function,
             _arguments=arguments,
             _positional_only=positional_only,
         )
@@ -136,9 +182,11 @@ class Tool:
         *,
         name: str | None = None,
         description: str | None = None,
-        needs_approval: bool | None = None,
+        needs_approval: bool | ApprovalPolicy | None = None,
+        failure_error_function: ToolErrorFunction | _Default | None = DEFAULT_ERRORS,
     ) -> Tool:
-        """A copy with another name, description or approval policy; the schema is unchanged."""
+        """A copy with another name, description, approval policy or error handling; the schema
+        is unchanged. An argument left out keeps what this tool has."""
         if name is not None and not _TOOL_NAME.match(name):
             raise ConfigError(f"tool name {name!r} is not accepted by model APIs", setting="name")
         return replace(
@@ -146,6 +194,11 @@ class Tool:
             name=self.name if name is None else name,
             description=self.description if description is None else description,
             needs_approval=self.needs_approval if needs_approval is None else needs_approval,
+            failure_error_function=(
+                self.failure_error_function
+                if failure_error_function is DEFAULT_ERRORS
+                else failure_error_function
+            ),
         )
 
 
@@ -158,7 +211,8 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    needs_approval: bool = False,
+    needs_approval: bool | ApprovalPolicy = False,
+    failure_error_function: ToolErrorFunction | _Default | None = DEFAULT_ERRORS,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -168,17 +222,31 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    needs_approval: bool = False,
+    needs_approval: bool | ApprovalPolicy = False,
+    failure_error_function: ToolErrorFunction | _Default | None = DEFAULT_ERRORS,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Declare a function (sync or async) as a tool; usable bare or as ``@tool(name=...)``."""
+    """Declare a function (sync or async) as a tool; usable bare or as ``@tool(name=...)``.
+
+    ``needs_approval``: ``True`` makes every call wait for a person; a function
+    ``(ctx, args, call_id) -> bool`` is asked per call. ``failure_error_function``: what the
+    model receives when the body raises (a function ``(ctx, error) -> str``), or ``None`` to
+    fail the run instead; unset, the agent's ``tool_errors`` decides.
+    """
 
     def decorate(target: Callable[..., Any]) -> Tool:
         if isinstance(target, Tool):
             return target.with_options(
-                name=name, description=description, needs_approval=needs_approval or None
+                name=name,
+                description=description,
+                needs_approval=needs_approval or None,
+                failure_error_function=failure_error_function,
             )
         return Tool.from_function(
-            target, name=name, description=description, needs_approval=needs_approval
+            target,
+            name=name,
+            description=description,
+            needs_approval=needs_approval,
+            failure_error_function=failure_error_function,
         )
 
     return decorate if fn is None else decorate(fn)
@@ -205,55 +273,53 @@ def as_tool(obj: object) -> Tool | object:
     return obj
 
 
-def first_paragraph(docstring: str) -> str:
-    """The docstring's summary: its first paragraph, joined into one line."""
-    paragraph: list[str] = []
-    for line in inspect.cleandoc(docstring).splitlines():
-        if not line.strip():
-            if paragraph:
-                break
-            continue
-        if _SECTION.match(line):
-            break
-        paragraph.append(line.strip())
-    return " ".join(paragraph)
+# --------------------------------------------------------------------------- checks
+
+
+def _check_approval(tool_name: str, policy: object) -> None:
+    if isinstance(policy, bool):
+        return
+    if not callable(policy):
+        raise ConfigError(
+            f"tool '{tool_name}': needs_approval= takes True/False or a function "
+            f"(ctx, args, call_id) -> bool; got {type(policy).__name__}",
+            setting="needs_approval",
+        )
+    _check_arity(tool_name, policy, 3, "needs_approval", "(ctx, args, call_id) -> bool")
+
+
+def _check_error_function(tool_name: str, handler: object) -> None:
+    if handler is None or handler is DEFAULT_ERRORS:
+        return
+    if not callable(handler):
+        raise ConfigError(
+            f"tool '{tool_name}': failure_error_function= takes a function (ctx, error) -> str, "
+            f"or None to fail the run; got {type(handler).__name__}",
+            setting="failure_error_function",
+        )
+    _check_arity(tool_name, handler, 2, "failure_error_function", "(ctx, error) -> str")
+
+
+def _check_arity(
+    tool_name: str, fn: Callable[..., Any], count: int, setting: str, shape: str
+) -> None:
+    """Refuse, when the tool is declared, a function the engine could not call with ``count``
+    positional arguments (rather than at its first call, mid-run)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # unreadable (a builtin, some C callables): it stands or falls when called
+    try:
+        signature.bind(*([None] * count))
+    except TypeError:
+        raise ConfigError(
+            f"tool '{tool_name}': {setting}= is called as {shape}, but "
+            f"{callable_label(fn)} takes {signature}",
+            setting=setting,
+        ) from None
 
 
 # --------------------------------------------------------------------------- schema building
-
-_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Returns|Raises)\s*:\s*$")
-_ARGS_SECTION = re.compile(r"^(\s*)(Args|Arguments|Parameters|Params)\s*:\s*$")
-_GOOGLE_ARG = re.compile(r"^(\s+)\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
-
-
-def _parameter_docs(docstring: str) -> dict[str, str]:
-    """Per-parameter descriptions from a Google-style ``Args:`` section or ``:param x:`` lines."""
-    docs: dict[str, str] = {}
-    lines = inspect.cleandoc(docstring).splitlines()
-    current: str | None = None
-    arg_indent: int | None = None
-    in_args = False
-    for line in lines:
-        if sphinx := _SPHINX_PARAM.match(line):
-            current, docs[sphinx[1]] = sphinx[1], sphinx[2].strip()
-            continue
-        if _ARGS_SECTION.match(line):
-            in_args, current, arg_indent = True, None, None
-            continue
-        if not in_args:
-            continue
-        if line.strip() and not line.startswith((" ", "\t")):
-            in_args = False  # the next section began
-            continue
-        google = _GOOGLE_ARG.match(line)
-        indent = len(line) - len(line.lstrip())
-        if google and (arg_indent is None or indent <= arg_indent):
-            arg_indent = indent
-            current, docs[google[2]] = google[2], google[3].strip()
-        elif current is not None and line.strip():
-            docs[current] = f"{docs[current]} {line.strip()}".strip()
-    return docs
 
 
 def _function_name(fn: Callable[..., Any]) -> str:
@@ -297,12 +363,13 @@ def _arguments_model(
                 setting="tools",
             )
         default = ... if parameter.default is parameter.empty else parameter.default
-        # Only a docstring description is passed: ``description=None`` would erase one given
-        # through ``Annotated[..., Field(description=...)]``.
-        described = name in descriptions
+        # The docstring's description first, then a bare string in ``Annotated[...]`` (the
+        # order the Agents SDK reads them in). Only a found description is passed:
+        # ``description=None`` would erase one given through ``Annotated[..., Field(...)]``.
+        described = descriptions.get(name) or _annotated_description(annotation)
         fields[f"p{index}"] = (
             annotation,
-            Field(default, alias=name, description=descriptions[name])
+            Field(default, alias=name, description=described)
             if described
             else Field(default, alias=name),
         )
@@ -316,6 +383,17 @@ def _arguments_model(
             setting="tools",
         ) from bad
     return model, tuple(positional_only)
+
+
+def _annotated_description(annotation: Any) -> str | None:
+    """The first string among ``Annotated[T, ...]`` metadata (nested ``Annotated`` included)."""
+    while get_origin(annotation) is Annotated:
+        base, *metadata = get_args(annotation)
+        for item in metadata:
+            if isinstance(item, str):
+                return item
+        annotation = base
+    return None
 
 
 def _strict_schema(arguments: type[BaseModel], tool_name: str) -> dict[str, Any]:

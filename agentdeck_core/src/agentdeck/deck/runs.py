@@ -259,6 +259,7 @@ class Run:
                     run_id=self.id,
                     session_id=self.session_id,
                     blocks=list(payload.output),
+                    last_agent=payload.agent,
                 )
             return workflow_output(payload)
         if isinstance(payload, RunFailed):

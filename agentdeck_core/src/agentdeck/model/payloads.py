@@ -169,12 +169,15 @@ class RunStarted(_Payload):
 
 
 class RunCompleted(_Payload):
-    """Terminal. ``output`` is the whole user-facing result: artifacts first, final text last."""
+    """Terminal. ``output`` is the whole user-facing result: artifacts first, final text last.
+    ``agent`` names the agent that gave the final answer (after handoffs); ``None`` for a
+    workflow."""
 
     KIND: ClassVar[str] = "run.completed"
     kind: Literal["run.completed"] = "run.completed"
     output: list[ContentBlock] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
+    agent: str | None = None
 
 
 class RunFailed(_Payload):

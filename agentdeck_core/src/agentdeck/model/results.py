@@ -23,7 +23,9 @@ class TurnResult:
 
     ``output`` is the run's structured output (a ``DataBlock``'s data) or the text of its final
     message; ``blocks`` is the full ``run.completed.output`` (artifacts first, final text last).
-    ``usage.usd`` is always ``None``: AgentDeck does not price model calls.
+    ``usage.usd`` is always ``None``: AgentDeck does not price model calls. ``last_agent`` names
+    the agent that gave the answer: the one the turn started at, or the one a handoff passed the
+    conversation to (``run.completed.agent``).
     """
 
     output: Any
@@ -31,6 +33,7 @@ class TurnResult:
     run_id: str
     session_id: str | None = None
     blocks: list[ContentBlock] = field(default_factory=list)
+    last_agent: str | None = None
 
 
 class InterruptResult(dict[str, Any]):

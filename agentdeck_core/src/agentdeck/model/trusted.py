@@ -70,7 +70,9 @@ def _fast_completed(output: Sequence[ContentBlock]) -> RunCompleted | None:
     if type(output) is not list or not _known_blocks(output):
         return None
     usage = _default_usage(dict(_USAGE_DEFAULTS))
-    return _completed({"kind": "run.completed", "output": list(output), "usage": usage})
+    return _completed(
+        {"kind": "run.completed", "output": list(output), "usage": usage, "agent": None}
+    )
 
 
 def _fast_started(

@@ -111,7 +111,7 @@ PAYLOAD_EXAMPLES: dict[type[Any], Any] = {
         deadline=TS + timedelta(minutes=5),
         trace_context={"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
     ),
-    RunCompleted: RunCompleted(output=BLOCKS, usage=USAGE),
+    RunCompleted: RunCompleted(output=BLOCKS, usage=USAGE, agent="triage"),
     RunFailed: RunFailed(
         error_code=ErrorCode.TOOL_ERROR,
         message="tool 'lookup' raised KeyError",

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     )
     from agentdeck_langgraph.engine import LangGraphEngine
     from agentdeck_langgraph.headless import PendingInterrupt
+    from agentdeck_langgraph.run_config import GraphInput, with_config
     from agentdeck_langgraph.settings import CheckpointSettings
     from agentdeck_langgraph.streaming import emit, report
     from agentdeck_langgraph.timers import sleep_until
@@ -39,6 +40,7 @@ __version__ = "0.1.0"
 
 _HOMES = {
     "CheckpointSettings": "agentdeck_langgraph.settings",
+    "GraphInput": "agentdeck_langgraph.run_config",
     "LangGraphEngine": "agentdeck_langgraph.engine",
     "MemoryCheckpointers": "agentdeck_langgraph.checkpointers",
     "PendingInterrupt": "agentdeck_langgraph.headless",
@@ -50,10 +52,12 @@ _HOMES = {
     "emit": "agentdeck_langgraph.streaming",
     "report": "agentdeck_langgraph.streaming",
     "sleep_until": "agentdeck_langgraph.timers",
+    "with_config": "agentdeck_langgraph.run_config",
 }
 
 __all__ = [
     "CheckpointSettings",
+    "GraphInput",
     "LangGraphEngine",
     "MemoryCheckpointers",
     "PendingInterrupt",
@@ -66,6 +70,7 @@ __all__ = [
     "emit",
     "report",
     "sleep_until",
+    "with_config",
 ]
 
 

@@ -6,7 +6,9 @@ One play streams the graph once (more when a timer that is already due is contin
                   context=<the run's context>, durability="exit",
                   stream_mode=["updates", "checkpoints"])
 
-in a task of its own, and turns what happens into the run's payloads:
+in a task of its own (the config also carries what :func:`~agentdeck_langgraph.with_config` gave
+the run: ``recursion_limit``, ``configurable`` values, tags, metadata), and turns what happens
+into the run's payloads:
 
 * ``updates``: one ``node.updated(node, update, step)`` per completed node (the update as JSON);
 * ``checkpoints``: where a superstep ends. That is the run's **node boundary** safe point: every
@@ -28,7 +30,9 @@ from where it parked (a run whose process died mid-step fails when its lease lap
 checkpoints of the steps in between would never be read; not writing them saves a checkpointer
 round trip per step (one SQLite or PostgreSQL write each on a durable checkpointer).
 
-A play ends with one of: ``run.completed`` carrying the final state as one ``DataBlock``;
+A play ends with one of: ``run.completed`` carrying the graph's output as one ``DataBlock``
+(what ``ainvoke`` returns: the final state, limited to the keys of a ``StateGraph``'s
+``output_schema``; an ``@entrypoint``'s return value);
 ``run.failed(engine_error, where=<node>, message=<exception type>)`` when a node raised (the
 exception's text is logged here, never recorded); ``run.interrupted(reason="human")`` for each
 question the graph asked with ``interrupt()``, all pending ones in a row (LangGraph ``Interrupt``
@@ -56,6 +60,7 @@ from typing import Any, ClassVar, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot, StreamMode
 from pydantic import BaseModel, ValidationError
@@ -88,6 +93,7 @@ from agentdeck.vocabulary import ErrorCode, SafePoint
 from agentdeck_langgraph.checkpointers import CHECKPOINT_SETTING, checkpoint_url, is_durable
 from agentdeck_langgraph.live import EMPTY, END, LiveChannel, live_config, pump_in_task
 from agentdeck_langgraph.nodes import NAMESPACE_KEY, RUN_ID_KEY, SESSION_KEY
+from agentdeck_langgraph.run_config import GraphInput, config_block, read_config
 from agentdeck_langgraph.settings import LangGraphSettings
 from agentdeck_langgraph.streaming import json_safe
 from agentdeck_langgraph.timers import WOKEN, sleep_of
@@ -199,14 +205,36 @@ class LangGraphEngine(Engine):
         )
 
     def prepare_input(self, invocable: Invocable, value: Any) -> list[ContentBlock]:
-        """A workflow's input is its initial state: a mapping (or a model), recorded as one
-        ``DataBlock``; ``None`` is an empty state."""
+        """A workflow's input, recorded as one ``DataBlock``.
+
+        A ``StateGraph``'s input is its initial state: a mapping (or a model, a dataclass);
+        ``None`` is an empty state. Any other graph (the functional API's ``@entrypoint``) takes
+        whatever JSON value its entrypoint takes. :func:`~agentdeck_langgraph.with_config`
+        around the input adds the run's LangGraph config as a second block.
+        """
+        config: DataBlock | None = None
+        if isinstance(value, GraphInput):
+            config = config_block(value, invocable.name)
+            value = value.input
+        blocks: list[ContentBlock] = [self._input_block(invocable, value)]
+        return blocks if config is None else [*blocks, config]
+
+    def _input_block(self, invocable: Invocable, value: Any) -> DataBlock:
         if value is None:
-            return [DataBlock(data={})]
+            return DataBlock(data={})
         if isinstance(value, Mapping | BaseModel) or (
             is_dataclass(value) and not isinstance(value, type)
         ):
-            return [DataBlock(data=value)]
+            return DataBlock(data=value)
+        if not isinstance(invocable.compiled, CompiledStateGraph):
+            try:
+                return DataBlock(data=value)
+            except ValidationError:
+                raise InvalidInputError(
+                    f"workflow '{invocable.name}' takes JSON data as its input, not "
+                    f"{type(value).__name__}",
+                    name=invocable.name,
+                ) from None
         raise InvalidInputError(
             f"workflow '{invocable.name}' takes its initial state as a mapping (a JSON object), "
             f"not {type(value).__name__}",
@@ -333,7 +361,7 @@ class LangGraphEngine(Engine):
             state = (
                 turn.state if turn.state is not None else (await graph.aget_state(config)).values
             )
-            yield completed([_data_block(state)])
+            yield completed([_data_block(_output(graph, state))])
             return
 
     async def _pump(
@@ -582,24 +610,51 @@ def _ends_a_step(chunk: Mapping[str, Any], turn: _Turn) -> bool:
 
 
 def _config(workflow: Workflow, invocation: Invocation) -> RunnableConfig:
+    """The run's config: its thread (and identity, for bridged nodes) over the LangGraph config
+    its input recorded (:func:`~agentdeck_langgraph.with_config`), on every play of the run."""
     ref = RunRef(
         run_id=invocation.run_id,
         workflow=workflow.name,
         session_id=invocation.session_id,
         namespace=invocation.namespace,
     )
-    configurable: dict[str, Any] = {"thread_id": workflow.thread_for(ref)}
+    given = _given_config(invocation)
+    configurable: dict[str, Any] = {
+        **(given.pop("configurable", None) or {}),
+        "thread_id": workflow.thread_for(ref),
+    }
     if workflow.needs_run_identity:
         configurable[RUN_ID_KEY] = invocation.run_id
         configurable[SESSION_KEY] = invocation.session_id
         configurable[NAMESPACE_KEY] = invocation.namespace
-    return {"configurable": configurable}
+    return cast(RunnableConfig, {**given, "configurable": configurable})
+
+
+def _given_config(invocation: Invocation) -> dict[str, Any]:
+    blocks = invocation.input
+    if len(blocks) == 2:
+        return read_config(blocks[1]) or {}
+    return {}
+
+
+def _output(graph: Pregel[Any, Any, Any, Any], state: Any) -> Any:
+    """What the graph's ``ainvoke`` returns for its final ``state``: the keys of its output
+    schema (``StateGraph(..., output_schema=...)``), not the whole state; the value itself for
+    a graph whose output is one channel (an ``@entrypoint``'s return value)."""
+    channels = graph.output_channels
+    if isinstance(channels, str) or not isinstance(state, Mapping):
+        return state
+    if set(channels) >= set(state):
+        return state
+    return {key: state[key] for key in channels if key in state}
 
 
 def _initial_state(invocation: Invocation) -> Any:
     blocks = invocation.input
     if not blocks:
         return {}
+    if len(blocks) == 2 and read_config(blocks[1]) is not None:
+        blocks = blocks[:1]
     if len(blocks) == 1 and isinstance(blocks[0], DataBlock):
         data = blocks[0].data
         return {} if data is None else data

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt
 
 from agentdeck.errors import InvalidInputError, NotFoundError
 from agentdeck.model.clock import Clock
+from agentdeck_langgraph.run_config import GraphInput
 from agentdeck_langgraph.timers import WOKEN, sleep_of
 
 __all__ = ["PendingInterrupt", "resume_headless", "run_headless"]
@@ -55,14 +57,26 @@ async def run_headless(
     thread_id: str | None,
     clock: Clock,
 ) -> Any:
-    """Run ``graph`` from ``input`` on a new (or the given) thread until it finishes or asks."""
-    if input is not None and not isinstance(input, Mapping):
-        raise InvalidInputError(
-            f"a workflow's input is its initial state, a mapping; got {type(input).__name__}",
-            name=graph.name,
-        )
+    """Run ``graph`` from ``input`` on a new (or the given) thread until it finishes or asks.
+
+    A ``StateGraph``'s input is its initial state, a mapping (``None``: an empty one); another
+    graph (an ``@entrypoint``) is given ``input`` as it is. An input wrapped by
+    :func:`~agentdeck_langgraph.with_config` is played with that config."""
+    given: dict[str, Any] = {}
+    if isinstance(input, GraphInput):
+        given, input = dict(input.config), input.input
+    if isinstance(graph, CompiledStateGraph):
+        if input is not None and not isinstance(input, Mapping):
+            raise InvalidInputError(
+                f"a workflow's input is its initial state, a mapping; got {type(input).__name__}",
+                name=graph.name,
+            )
+        input = dict(input or {})
     thread = thread_id or f"headless-{uuid.uuid4().hex}"
-    return await _drive(graph, dict(input or {}), _config(thread), context=context, clock=clock)
+    config = _config(thread)
+    configurable = {**given.pop("configurable", {}), **config["configurable"]}
+    config = cast(RunnableConfig, {**given, "configurable": configurable})
+    return await _drive(graph, input, config, context=context, clock=clock)
 
 
 async def resume_headless(

@@ -140,7 +140,8 @@ class Parked:
     are blocks tools produced before the run stopped, which ``run.completed`` still has to carry;
     ``held`` the calls a pause held back at the dispatch gate of a quiet play (they never ran;
     the resumed run lets them through); ``completed`` the output of a quiet play paused after its
-    final reply (the resumed run completes with it, ``sdk_state`` is then empty).
+    final reply (the resumed run completes with it, ``sdk_state`` is then empty), and ``agent``
+    the agent that gave it.
     """
 
     sdk_state: str
@@ -150,6 +151,7 @@ class Parked:
     artifacts: list[ContentBlock] = field(default_factory=list)
     held: list[str] = field(default_factory=list)
     completed: list[ContentBlock] | None = None
+    agent: str | None = None
 
     def to_bytes(self) -> bytes:
         return json.dumps(
@@ -166,6 +168,7 @@ class Parked:
                     if self.completed is None
                     else [block.model_dump(mode="json") for block in self.completed]
                 ),
+                "agent": self.agent,
             },
             ensure_ascii=False,
         ).encode("utf-8")
@@ -186,6 +189,7 @@ class Parked:
                 completed=(
                     None if raw.get("completed") is None else content_blocks(raw["completed"])
                 ),
+                agent=str(raw["agent"]) if raw.get("agent") is not None else None,
             )
         except (ValueError, KeyError, TypeError, AttributeError) as bad:
             raise ReplayError(

@@ -24,7 +24,11 @@ cycles close. What each declaration becomes:
   ``model_settings``: ``AGENTDECK_RUNNER_TEMPERATURE``/``MAX_TOKENS`` overlaid with the agent's
   own ``model_settings`` (any field of the SDK's ``ModelSettings``);
 * ``output_type``: structured output (strict JSON schema where the type allows it);
-* ``hooks``: see :mod:`agentdeck_openai.hooks`.
+* ``hooks``: see :mod:`agentdeck_openai.hooks` (an SDK ``AgentHooks`` is the SDK agent's own);
+* ``tool_errors``: what a raising tool does (see :mod:`agentdeck_openai.function_tools`);
+* ``input_guardrails`` / ``output_guardrails``, ``tool_use_behavior``, ``run_hooks``: the SDK's
+  own objects, checked and given the application's context (:mod:`agentdeck_openai.native`);
+  ``run_hooks`` are the run's hooks when a run starts at this agent.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from typing import Any
 
 import agents.tool as sdk_tool
 from agents import Agent as SDKAgent
+from agents import RunHooks
 from agents.agent_output import AgentOutputSchema, AgentOutputSchemaBase
 from agents.exceptions import UserError
 from agents.model_settings import ModelSettings
@@ -63,6 +68,7 @@ from agentdeck_openai.config import EngineConfig
 from agentdeck_openai.dispatch_gate import declares_approval, gated
 from agentdeck_openai.function_tools import function_tool, wrap_native
 from agentdeck_openai.hooks import HookSet, sdk_hooks
+from agentdeck_openai.native import guardrails, run_hooks, sdk_agent_hooks, tool_use_behavior
 from agentdeck_openai.planning import PLAN_TOOL, plan_tool
 from agentdeck_openai.scope import scope_of
 from agentdeck_openai.skills_tool import SKILL_TOOL, skill_tool
@@ -75,6 +81,7 @@ SDK_TOOL_TYPES: tuple[type, ...] = tuple(
 """The Agents SDK's own tool classes: kept as they are when listed in ``tools=``."""
 
 _MODEL_SETTINGS_FIELDS = tuple(f.name for f in dataclasses.fields(ModelSettings))
+_AGENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Agent))
 
 
 @dataclass(eq=False)
@@ -92,6 +99,8 @@ class CompiledAgent:
     runs are not part of it (they are runs of their own)."""
     child_tools: dict[str, ChildTarget] = field(default_factory=dict)
     """Tool name -> the subagent it starts as a child run."""
+    run_hooks: RunHooks[Any] | None = None
+    """The SDK ``RunHooks`` of a run that starts at this agent (``Agent(run_hooks=...)``)."""
 
     def policy_for(self, agent_name: str | None) -> HookSet | None:
         """The hooks of the agent named ``agent_name`` in this graph, if it has an approval
@@ -176,7 +185,9 @@ class Compiler:
             model=self._model_name(agent),
             model_settings=self._model_settings(agent),
             output_type=self._output_type(agent),
-            hooks=sdk_hooks(hooks),
+            hooks=sdk_agent_hooks(agent) or sdk_hooks(hooks),
+            input_guardrails=guardrails(agent, "input_guardrails"),
+            output_guardrails=guardrails(agent, "output_guardrails"),
         )
         compiled = CompiledAgent(
             declaration=agent,
@@ -185,12 +196,17 @@ class Compiler:
             structured_output=_is_structured(agent.output_type),
             mcp_servers=self._mcp_names(agent),
             code_digest=_digest(agent),
+            run_hooks=run_hooks(agent),
         )
         # Registered before its tools and handoffs compile, so a cycle finds it.
         self._compiled[agent.name] = compiled
         self._declarations[agent.name] = agent
         try:
             sdk_agent.tools = self._tools(agent, compiled.child_tools)
+            sdk_agent.tool_use_behavior = tool_use_behavior(
+                agent,
+                [name for tool in sdk_agent.tools if isinstance(name := _tool_name(tool), str)],
+            )
             sdk_agent.handoffs = [
                 self._compile(self._agent_reference(agent, ref, "handoffs")).sdk_agent
                 for ref in agent.handoffs
@@ -231,19 +247,35 @@ class Compiler:
             # Chat Completions reports usage only when asked; every model call's usage is an event.
             include_usage=None if self._config.use_responses else True,
         )
-        if not agent.model_settings:
+        given = agent.model_settings
+        if isinstance(given, ModelSettings):
+            return base.resolve(given)
+        if not isinstance(given, Mapping):
+            raise ConfigError(
+                f"agent '{agent.name}': model_settings= takes a mapping of ModelSettings fields "
+                f"or the Agents SDK's ModelSettings; got {type(given).__name__}",
+                setting="model_settings",
+            )
+        if not given:
             return base
-        unknown = sorted(set(agent.model_settings) - set(_MODEL_SETTINGS_FIELDS))
+        unknown = sorted(set(given) - set(_MODEL_SETTINGS_FIELDS))
         if unknown:
+            elsewhere = [name for name in unknown if name in _AGENT_FIELDS]
+            hint = (
+                f" ({', '.join(elsewhere)} {'is' if len(elsewhere) == 1 else 'are'} a field of "
+                "Agent itself: write Agent(" + ", ".join(f"{name}=..." for name in elsewhere) + "))"
+                if elsewhere
+                else ""
+            )
             raise ConfigError(
                 f"agent '{agent.name}': model_settings has {', '.join(map(repr, unknown))}, "
-                f"which the Agents SDK's ModelSettings does not know; it takes "
+                f"which the Agents SDK's ModelSettings does not know{hint}; it takes "
                 f"{', '.join(_MODEL_SETTINGS_FIELDS)}",
                 setting="model_settings",
                 accepted=list(_MODEL_SETTINGS_FIELDS),
             )
         try:
-            return base.resolve(dict(agent.model_settings))
+            return base.resolve(dict(given))
         except (TypeError, ValueError, UserError) as bad:
             raise ConfigError(
                 f"agent '{agent.name}': model_settings cannot be used: {bad}",
@@ -272,9 +304,21 @@ class Compiler:
         tools: list[Any] = []
         for entry in agent.tools:
             if isinstance(entry, Tool):
-                tools.append(function_tool(entry, needs_approval=agent.needs_approval(entry.name)))
+                tools.append(
+                    function_tool(
+                        entry,
+                        needs_approval=agent.approval_policy(entry.name),
+                        tool_errors=agent.tool_errors,
+                    )
+                )
             elif isinstance(entry, FunctionTool):
-                tools.append(wrap_native(entry, needs_approval=entry.name in agent.interrupt_on))
+                tools.append(
+                    wrap_native(
+                        entry,
+                        needs_approval=entry.name in agent.interrupt_on,
+                        tool_errors=agent.tool_errors,
+                    )
+                )
             elif isinstance(entry, SDK_TOOL_TYPES):
                 tools.append(entry)
             else:
@@ -297,9 +341,15 @@ class Compiler:
             as_tool = compiled.sdk_agent.as_tool(
                 tool_name=subagent_tool_name(sub.name),
                 tool_description=sub.description or f"Ask the agent '{sub.name}'.",
-                failure_error_function=None,
             )
-            tools.append(wrap_native(as_tool, needs_approval=agent.needs_approval(sub.name)))
+            tools.append(
+                wrap_native(
+                    as_tool,
+                    needs_approval=agent.needs_approval(sub.name),
+                    tool_errors=agent.tool_errors,
+                    app_context=False,
+                )
+            )
         skills = self._skills(agent)
         if skills:
             tools.append(skill_tool(skills))
@@ -420,6 +470,11 @@ class Compiler:
         )
 
 
+def _tool_name(tool: object) -> str | None:
+    name = getattr(tool, "name", None)
+    return name if isinstance(name, str) else None
+
+
 def _name_of(target: object) -> str:
     return str(getattr(target, "name", type(target).__name__))
 
@@ -476,7 +531,13 @@ def _digest(agent: Agent) -> str:
         "output_type": describe(agent.output_type),
         "interrupt_on": list(agent.interrupt_on),
         "planning": agent.planning,
-        "model_settings": describe(dict(agent.model_settings)),
+        "model_settings": describe(
+            dataclasses.asdict(agent.model_settings)
+            if isinstance(agent.model_settings, ModelSettings)
+            else agent.model_settings
+        ),
+        "tool_errors": agent.tool_errors,
+        "tool_use_behavior": describe(agent.tool_use_behavior),
     }
     text = json.dumps(shape, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

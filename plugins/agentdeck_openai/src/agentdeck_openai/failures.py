@@ -4,11 +4,13 @@ Exception texts stay out of the log: a provider's error body, a tool's exception
 hook's may carry anything (prompts, keys, personal data). What is recorded is the error code, the
 exception *type*, an HTTP status when there is one, and where it happened.
 
-* a tool body raised: ``tool_error``, ``where`` = the tool;
+* a tool body raised and its error policy fails the run: ``tool_error``, ``where`` = the tool;
 * the run took more than ``AGENTDECK_RUNNER_MAX_TURNS`` model turns: ``budget_exceeded``;
 * the model endpoint refused or could not be reached: ``engine_error``, ``retryable`` for rate
   limits, timeouts, connection failures and 5xx answers;
 * a hook raised: ``engine_error``, ``where`` = the hook;
+* a guardrail's tripwire fired: ``engine_error``, ``where`` = the guardrail (the play records a
+  ``report`` naming it first, see :mod:`agentdeck_openai.native`);
 * anything else: ``engine_error`` with the exception type.
 """
 
@@ -17,16 +19,12 @@ from __future__ import annotations
 from typing import TypeVar
 
 import openai
-from agents.exceptions import (
-    InputGuardrailTripwireTriggered,
-    MaxTurnsExceeded,
-    ModelBehaviorError,
-    OutputGuardrailTripwireTriggered,
-)
+from agents.exceptions import MaxTurnsExceeded, ModelBehaviorError
 
 from agentdeck.model.payloads import RunFailed
 from agentdeck.vocabulary import ErrorCode
 from agentdeck_openai.hooks import HookFailed
+from agentdeck_openai.native import tripwire_name
 from agentdeck_openai.scope import ToolFailure
 
 __all__ = ["failure_of", "tool_failure"]
@@ -79,10 +77,12 @@ def failure_of(exc: BaseException, *, agent: str, max_turns: int) -> RunFailed:
             message="the model's answer could not be used (ModelBehaviorError)",
             retryable=True,
         )
-    if isinstance(exc, InputGuardrailTripwireTriggered | OutputGuardrailTripwireTriggered):
+    guardrail = tripwire_name(exc)
+    if guardrail is not None:
         return RunFailed(
             error_code=ErrorCode.ENGINE_ERROR,
-            message=f"a guardrail stopped agent '{agent}' ({type(exc).__name__})",
+            message=f"guardrail '{guardrail}' stopped agent '{agent}' ({type(exc).__name__})",
+            where=guardrail,
         )
     return RunFailed(
         error_code=ErrorCode.ENGINE_ERROR,

@@ -9,12 +9,14 @@ the ``AGENTDECK_RUNNER_*`` defaults of the settings given. What comes back is th
 
 Everything that makes a deck run a *run* is deliberately absent: no run id, no event log, no
 observers, no safe points, no approval policy (an approval comes back as the SDK's own
-``result.interruptions``), and no context. The SDK receives ``context=None``, so every wrapper
-that would inject a ``ToolCtx`` finds no :class:`~agentdeck_openai.scope.RunScope` and refuses;
-that refusal is raised here as the :class:`~agentdeck.errors.ContextTypeError` it is, rather than
-inside the SDK's ``UserError``. With no catalog, nothing can be looked up by name: handoffs and
-subagents must be ``Agent`` objects, and an agent naming MCP servers or skills is refused when it
-compiles.
+``result.interruptions``), and no context. The agent's SDK objects (guardrails, tool-use
+behaviour, ``run_hooks``) take part as they do on a deck. The SDK receives ``context=None``, so
+every wrapper that would inject a ``ToolCtx`` finds no :class:`~agentdeck_openai.scope.RunScope`
+and refuses: a tool's refusal reaches the model as the tool's output (the run goes on, as after
+any failing tool); an instructions callable's or a hook's is raised here as the
+:class:`~agentdeck.errors.ContextTypeError` it is, rather than inside the SDK's ``UserError``.
+With no catalog, nothing can be looked up by name: handoffs and subagents must be ``Agent``
+objects, and an agent naming MCP servers or skills is refused when it compiles.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ async def run_headless(
             max_turns=config.runner.max_turns,
             run_config=_run_config(config, client),
             session=session,
+            hooks=compiled.run_hooks,
         )
     except Exception as failed:
         refusal = _context_refusal(failed)

@@ -24,6 +24,9 @@ A policy decision never parks the run and is recorded as ``approval.decided`` wi
 ``origin="policy"``; a person's answer is recorded with ``origin="human"``.
 
 A hook that raises fails the run (``engine_error``, naming the hook and the exception type).
+
+``hooks=`` may instead hold the Agents SDK's own ``AgentHooks``: the SDK agent then gets it as it
+is (see :mod:`agentdeck_openai.native`), and there is no approval policy.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.lifecycle import AgentHooks
+from agents.lifecycle import AgentHooks, AgentHooksBase
 
 from agentdeck.authoring.agents import Agent
 from agentdeck.authoring.context_check import (
@@ -84,8 +87,8 @@ class HookSet:
         self.agent_name = agent.name
         self._methods: dict[str, _Method] = {}
         hooks = agent.hooks
-        if hooks is None:
-            return
+        if hooks is None or isinstance(hooks, AgentHooksBase):
+            return  # none, or the SDK's own AgentHooks (the SDK agent's; see compile)
         owner = type(hooks).__name__
         for name, raw in inspect.getmembers_static(type(hooks)):
             if name.startswith("_") or not (callable(raw) or isinstance(raw, staticmethod)):

@@ -77,6 +77,7 @@ from agentdeck_openai.compile import CompiledAgent
 from agentdeck_openai.failures import failure_of, tool_failure
 from agentdeck_openai.hooks import HookFailed
 from agentdeck_openai.inputs import to_sdk_input
+from agentdeck_openai.native import tripwire_report
 from agentdeck_openai.quiet import END, Feed, QuietHooks, SafePointAsk
 from agentdeck_openai.scope import RunScope, serialize_scope
 from agentdeck_openai.tool_results import json_text, parse_arguments
@@ -168,7 +169,11 @@ class Play:
             elif parked.completed is not None:
                 # A quiet play paused after its final reply: the run completes with it.
                 await self._forget()
-                yield RunCompleted(output=parked.completed, usage=self._usage())
+                yield RunCompleted(
+                    output=parked.completed,
+                    usage=self._usage(),
+                    agent=parked.agent or self.agent_name,
+                )
                 return
             else:
                 state = await self._restore(parked)
@@ -208,6 +213,7 @@ class Play:
                     max_turns=self.max_turns,
                     run_config=self.run_config,
                     session=self.session,
+                    hooks=self.compiled.run_hooks,
                 )
                 stream = streamed.stream_events()
                 self.scope.attach(streamed.cancel)
@@ -246,15 +252,16 @@ class Play:
                 return
             if self.scope.failure is not None:
                 failure = self.scope.failure
-                for payload in self.translator.close_open_call(
-                    failure.call_id, f"the tool raised {failure.error_type}"
-                ):
+                for payload in self.translator.close_open_call(failure.call_id, failure.error):
                     yield payload
                 await self._forget()
                 yield tool_failure(failure)
                 return
             if error is not None:
                 await self._forget()
+                tripped = tripwire_report(error, self.agent_name)
+                if tripped is not None:
+                    yield tripped
                 yield failure_of(error, agent=self.agent_name, max_turns=self.max_turns)
                 return
             assert result is not None
@@ -276,7 +283,11 @@ class Play:
                 run_input = state
                 continue
             await self._forget()
-            yield RunCompleted(output=self._output(result.final_output), usage=self._usage())
+            yield RunCompleted(
+                output=self._output(result.final_output),
+                usage=self._usage(),
+                agent=_name(result.last_agent) or self.agent_name,
+            )
             return
 
     async def _run_quiet(self, run_input: Any, outcome: _Outcome) -> AsyncIterator[Payload]:
@@ -297,7 +308,7 @@ class Play:
                 max_turns=self.max_turns,
                 run_config=self.run_config,
                 session=self.session,
-                hooks=QuietHooks(scope, self.translator, feed),
+                hooks=QuietHooks(scope, self.translator, feed, self.compiled.run_hooks),
             )
         )
         task.add_done_callback(lambda _done: feed.end())
@@ -336,7 +347,12 @@ class Play:
         assert directive is not None
         if directive.verb is ControlVerb.PAUSE:
             if isinstance(stopped, RunResult) and not stopped.interruptions:
-                await self._save(None, {}, completed=self._output(stopped.final_output))
+                await self._save(
+                    None,
+                    {},
+                    completed=self._output(stopped.final_output),
+                    agent=_name(stopped.last_agent),
+                )
             elif isinstance(stopped, RunResult | RunResultStreaming):
                 await self._save(stopped.to_state(), {})
             else:
@@ -497,6 +513,7 @@ class Play:
         interrupts: dict[str, str],
         *,
         completed: list[ContentBlock] | None = None,
+        agent: str | None = None,
     ) -> None:
         area = self.invocation.state
         if area is None:
@@ -509,6 +526,7 @@ class Play:
             artifacts=list(self.scope.artifacts),
             held=sorted(self.scope.held),
             completed=completed,
+            agent=agent,
         )
         self.saved = True
         await area.put(STATE_NAME, parked.to_bytes())
@@ -541,6 +559,11 @@ class Play:
         for usage in self.translator.usage:
             total = total + usage
         return total
+
+
+def _name(agent: Any) -> str | None:
+    name = getattr(agent, "name", None)
+    return name if isinstance(name, str) else None
 
 
 def _reported(history: Sequence[Event]) -> list[Usage]:

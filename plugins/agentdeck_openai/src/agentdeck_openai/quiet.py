@@ -88,34 +88,66 @@ class Feed:
 
 
 class QuietHooks(RunHooks[Any]):
-    """The SDK's run hooks of one quiet play, translated into payloads on the feed."""
+    """The SDK's run hooks of one quiet play, translated into payloads on the feed.
 
-    def __init__(self, scope: RunScope, translator: Translator, feed: Feed) -> None:
+    The SDK takes one ``RunHooks`` per run, so the application's own (``Agent(run_hooks=...)``)
+    are ``inner``: each of them is called right after this one's work for the same point.
+    """
+
+    def __init__(
+        self,
+        scope: RunScope,
+        translator: Translator,
+        feed: Feed,
+        inner: RunHooks[Any] | None = None,
+    ) -> None:
         self._scope = scope
         self._translator = translator
         self._feed = feed
+        self._inner = inner
 
     async def on_llm_start(
         self, context: Any, agent: Any, system_prompt: Any, input_items: Iterable[Any]
     ) -> None:
-        self._feed.put(self._translator.outputs_sent(input_items))
+        items = list(input_items)
+        self._feed.put(self._translator.outputs_sent(items))
+        if self._inner is not None:
+            await self._inner.on_llm_start(context, agent, system_prompt, items)
 
     async def on_llm_end(self, context: Any, agent: Any, response: ModelResponse) -> None:
         self._scope.new_turn()
         self._feed.put(self._translator.model_response(agent, response))
+        if self._inner is not None:
+            await self._inner.on_llm_end(context, agent, response)
         if not _calls_anything(response):
             # The reply ends the run (or hands nothing on): the stream-item safe point. A
             # directive here is obeyed once the SDK returns (see Play).
             await self._feed.safepoint(SafePoint.STREAM_ITEM)
+
+    async def on_agent_start(self, context: Any, agent: Any) -> None:
+        if self._inner is not None:
+            await self._inner.on_agent_start(context, agent)
+
+    async def on_agent_end(self, context: Any, agent: Any, output: Any) -> None:
+        if self._inner is not None:
+            await self._inner.on_agent_end(context, agent, output)
+
+    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        if self._inner is not None:
+            await self._inner.on_tool_start(context, agent, tool)
 
     async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
         call_id = getattr(context, "tool_call_id", None)
         self._feed.put(
             self._translator.tool_ended(call_id, result, getattr(context, "tool_call", None))
         )
+        if self._inner is not None:
+            await self._inner.on_tool_end(context, agent, tool, result)
 
     async def on_handoff(self, context: Any, from_agent: Any, to_agent: Any) -> None:
         self._feed.put([AgentChanged(previous=from_agent.name, next=to_agent.name)])
+        if self._inner is not None:
+            await self._inner.on_handoff(context, from_agent, to_agent)
 
 
 def _calls_anything(response: ModelResponse) -> bool:

@@ -32,24 +32,27 @@ from agentdeck.model.content import ContentBlock
 from agentdeck.model.payloads import Payload
 from agentdeck.ports import ControlDirective, Invocation
 from agentdeck.vocabulary import SafePoint
-from agentdeck_openai.tool_results import artifact_event
+from agentdeck_openai.tool_results import artifact_event, error_text
 
 if TYPE_CHECKING:
     from agentdeck_openai.quiet import Feed
 
-__all__ = ["RunScope", "ToolFailure", "ToolNote", "scope_of", "serialize_scope"]
+__all__ = ["SCOPE_ATTRIBUTE", "RunScope", "ToolFailure", "ToolNote", "scope_of", "serialize_scope"]
 
 
 @dataclass(frozen=True, slots=True)
 class ToolFailure:
-    """A tool body raised: the run ends ``run.failed(tool_error)`` naming it.
+    """A tool body raised and the tool's error policy fails the run: it ends
+    ``run.failed(tool_error)`` naming the tool and the exception's *type* only.
 
-    Only the exception's *type* is kept: its text may carry anything the tool saw.
+    ``error`` is what the call's ``tool.call.completed.error`` records
+    (:func:`~agentdeck_openai.tool_results.error_text`): never part of ``run.failed``.
     """
 
     call_id: str | None
     tool: str
     error_type: str
+    error: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +210,9 @@ class RunScope:
 
     def record_failure(self, call_id: str | None, tool: str, exc: BaseException) -> None:
         if self.failure is None:
-            self.failure = ToolFailure(call_id=call_id, tool=tool, error_type=type(exc).__name__)
+            self.failure = ToolFailure(
+                call_id=call_id, tool=tool, error_type=type(exc).__name__, error=error_text(exc)
+            )
 
 
 async def _wait_for_cancellation() -> NoReturn:
@@ -215,11 +220,20 @@ async def _wait_for_cancellation() -> NoReturn:
     raise _Halted  # unreachable: the wait ends only by cancellation
 
 
+SCOPE_ATTRIBUTE = "_agentdeck_scope"
+"""Where a copy of an SDK run context made for application code
+(:func:`~agentdeck_openai.native.app_view`) keeps the run scope its ``context`` no longer is."""
+
+
 def scope_of(context: object) -> RunScope | None:
-    """The :class:`RunScope` of an SDK run context, or ``None`` for a run AgentDeck did not start
-    (``Agent.run()``-style headless use of the compiled agent)."""
+    """The :class:`RunScope` of an SDK run context (or of a copy made for application code), or
+    ``None`` for a run AgentDeck did not start (``Agent.run()``-style headless use of the
+    compiled agent)."""
     value = context.context if isinstance(context, RunContextWrapper) else context
-    return value if isinstance(value, RunScope) else None
+    if isinstance(value, RunScope):
+        return value
+    kept = getattr(context, SCOPE_ATTRIBUTE, None)
+    return kept if isinstance(kept, RunScope) else None
 
 
 def serialize_scope(_context: Any) -> Mapping[str, Any]:

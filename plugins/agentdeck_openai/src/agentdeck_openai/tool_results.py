@@ -10,6 +10,10 @@ The log never stores a result in full: a capped preview, its size and the SHA-25
 text the model received. An image a tool returns is also an *artifact* of the run: it opens
 ``run.completed.output``, and ``artifact.created`` records it when the tool returns it
 (:func:`artifact_event`).
+
+A tool that raises is recorded by :func:`error_text`: the exception's type and message, with
+anything shaped like a credential masked (:func:`agentdeck.observing.capture.mask_secrets`) and
+capped like a preview. Exporters carry it further only under ``full`` content capture.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from agentdeck.model.content import (
     UnknownBlock,
 )
 from agentdeck.model.payloads import ArtifactCreated, ToolCallCompleted, ToolCallStarted
+from agentdeck.observing.capture import mask_secrets
 
 __all__ = [
     "PREVIEW_CHARS",
@@ -44,6 +49,7 @@ __all__ = [
     "artifact_event",
     "completed_event",
     "data_url",
+    "error_text",
     "json_text",
     "output_text",
     "parse_arguments",
@@ -171,6 +177,18 @@ def _refused(tool: str, value: Any) -> RenderedResult:
         "JSON, so its result is not available. Do not assume what it contained."
     )
     return RenderedResult(message, message, error=error)
+
+
+def error_text(error: BaseException) -> str:
+    """What ``tool.call.completed.error`` records of an exception a tool raised: ``Type: message``
+    (the type alone when it has no message), credentials masked, capped at
+    :data:`PREVIEW_CHARS`."""
+    message = str(error).strip()
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    text = mask_secrets(text)
+    if len(text) > PREVIEW_CHARS:
+        text = text[: PREVIEW_CHARS - 1] + "…"
+    return text
 
 
 def output_text(output: Any) -> str:
