@@ -74,6 +74,7 @@ from agentdeck.vocabulary import (
     InterruptReason,
     ReportLevel,
     SafePoint,
+    WaitKind,
 )
 
 __all__ = [
@@ -188,6 +189,7 @@ _OpenSafePoint = Annotated[SafePoint | str, _open_vocabulary(SafePoint)]
 _OpenInterruptReason = Annotated[InterruptReason | str, _open_vocabulary(InterruptReason)]
 _OpenAnswerOrigin = Annotated[AnswerOrigin | str, _open_vocabulary(AnswerOrigin)]
 _OpenReportLevel = Annotated[ReportLevel | str, _open_vocabulary(ReportLevel)]
+_OpenWaitKind = Annotated[WaitKind | str, _open_vocabulary(WaitKind)]
 
 
 # --------------------------------------------------------------------------- payload base
@@ -305,12 +307,21 @@ class RunCancelled(_Payload):
 
 
 class RunPaused(_Payload):
-    """Suspends the run. ``wake_at`` set means a timer: the deck's sweep resumes it then."""
+    """Suspends the run. ``wake_at`` set means a timer: the deck's sweep resumes it then.
+
+    ``waiting_on`` says what the run waits on: ``child_runs`` (continued when one of the child
+    runs listed in ``waiting_for`` ends) or ``timer``; it is unset for an operator's pause (or
+    a closing deck's), which only ``resume()`` continues. The runtime decides from these
+    fields; ``reason`` is for people.
+    """
 
     KIND: ClassVar[str] = "run.paused"
     kind: Literal["run.paused"] = "run.paused"
     reason: str | None = None
     wake_at: _UtcDatetime | None = None
+    waiting_on: _OpenWaitKind | None = None
+    waiting_for: list[str] = []
+    """The child run ids a ``child_runs`` wait is for (empty for any other pause)."""
 
 
 class RunResumed(_Payload):
@@ -854,6 +865,7 @@ _OPEN_VOCABULARIES: tuple[tuple[Any, type[StrEnum]], ...] = (
     (_OpenInterruptReason, InterruptReason),
     (_OpenAnswerOrigin, AnswerOrigin),
     (_OpenReportLevel, ReportLevel),
+    (_OpenWaitKind, WaitKind),
 )
 _NONE = type(None)
 _JSON_TYPES: frozenset[type] = frozenset({dict, list, str, int, float, bool, _NONE})

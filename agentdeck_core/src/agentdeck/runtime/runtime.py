@@ -89,6 +89,7 @@ from agentdeck.vocabulary import (
     ErrorCode,
     RunStatus,
     SafePoint,
+    WaitKind,
 )
 
 __all__ = [
@@ -535,8 +536,8 @@ class Runtime:
             # Under -W error the warning raises; the run is parked either way.
             with contextlib.suppress(NonDurableStoreWarning):
                 self._warn_if_not_durable(run_id)
-            if isinstance(ending, RunPaused) and ending.reason:
-                await self._wake_if_children_ended(run_id, ending.reason)
+            if isinstance(ending, RunPaused) and ending.waiting_on == WaitKind.CHILD_RUNS:
+                await self._wake_if_children_ended(run_id, ending)
         elif ending is not None:
             self._forget(run_id)
             self._forget_signals_later(run_id)
@@ -803,10 +804,10 @@ class Runtime:
                     return event
         return None
 
-    async def _wake_if_children_ended(self, run_id: str, reason: str) -> None:
+    async def _wake_if_children_ended(self, run_id: str, paused: RunPaused) -> None:
         """Close the gap between a parent deciding to wait and its pause being recorded: a child
         that ended in between found the parent still running and could not wake it."""
-        for child_id in _waited_children(reason):
+        for child_id in paused.waiting_for:
             child = await self.store.get_run(child_id)
             if child is not None and child.status in TERMINAL:
                 await self._wake_parent(run_id, child_id)
@@ -817,9 +818,13 @@ class Runtime:
         parent = await self.store.get_run(parent_run_id)
         if parent is None or parent.status is not RunStatus.PAUSED:
             return
-        [last] = await self.store.read(parent_run_id, from_seq=parent.last_seq)
-        reason = last.payload.reason if isinstance(last.payload, RunPaused) else None
-        if reason is None or child_run_id not in reason:
+        last = await self.store.read(parent_run_id, from_seq=parent.last_seq, limit=1)
+        paused = last[0].payload if last else None
+        if (
+            not isinstance(paused, RunPaused)
+            or paused.waiting_on != WaitKind.CHILD_RUNS
+            or child_run_id not in paused.waiting_for
+        ):
             return
         with contextlib.suppress(RunStateError, ReplayError, NotFoundError):
             await self.resume(parent_run_id, reason=f"child run {child_run_id} ended")
@@ -1237,16 +1242,6 @@ TERMINAL_OR_SUSPENDING = frozenset(
     {"run.completed", "run.failed", "run.cancelled", "run.paused", "run.interrupted"}
 )
 SUSPENDING = frozenset({"run.paused", "run.interrupted"})
-
-
-_WAITING_FOR_CHILDREN = "waiting for child run "
-
-
-def _waited_children(reason: str) -> list[str]:
-    """The child run ids a ``run.paused`` reason says its run waits on (none for other pauses)."""
-    if not reason.startswith(_WAITING_FOR_CHILDREN):
-        return []
-    return [part.strip() for part in reason[len(_WAITING_FOR_CHILDREN) :].split(",") if part]
 
 
 @contextlib.asynccontextmanager
