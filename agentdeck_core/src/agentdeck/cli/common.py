@@ -158,9 +158,9 @@ async def open_deck(
 
 
 def runtime_of(deck: Deck) -> Runtime:
-    """The runtime of an open deck: the commands are its operator, and act through it as
-    ``Run`` handles do."""
-    return deck._require_open()
+    """The runtime of an open deck, from its run service: the commands are its operator, and
+    act through it as ``Run`` handles do."""
+    return deck.service.runtime
 
 
 def describe_state(settings: Settings) -> str:
