@@ -1,7 +1,7 @@
-"""Waking a parent run: decided from the typed wait its ``run.paused`` records, never its reason.
+"""Child runs as the runtime sees them: waking a parent -- decided from the typed wait its
+``run.paused`` records, never its reason -- and what a parent is told about its child.
 
-Each test parks a run in the store by hand with the pause under test, then tells the runtime a
-child ended (or that the parent just paused), and reads what the parent's log says happened.
+Each test writes the runs' logs by hand, then asks the runtime's child-run module what to do.
 """
 
 from __future__ import annotations
@@ -10,8 +10,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agentdeck import Deck, RunStatus, workflow
-from agentdeck.model.events import RunCompleted, RunPaused, RunStarted
+from agentdeck import Deck, RunStatus, RunSuspendedError, TextBlock, workflow
+from agentdeck.model.events import (
+    AnswerRecorded,
+    RunCompleted,
+    RunInterrupted,
+    RunPaused,
+    RunStarted,
+)
 from agentdeck.ports import NewRun
 from agentdeck.runtime.ids import new_run_id
 from agentdeck.runtime.runtime import Runtime
@@ -98,3 +104,27 @@ async def test_a_parent_that_paused_after_its_child_ended_is_resumed(runtime: Ru
     run_id = await _parked(runtime, waiting)
     await runtime.children.parent_paused(run_id, waiting)
     assert (await _kinds_after_waking(runtime, run_id))[-2:] == ["run.resumed", "run.completed"]
+
+
+async def test_a_parent_asking_for_a_child_answered_but_not_played_is_told_it_is_parked(
+    runtime: Runtime,
+) -> None:
+    # An answer recorded where the child could not be played (the CLI without a project):
+    # the child waits for a sweep, and the parent parks again instead of holding its play.
+    child = await _opened(runtime)
+    asked = RunInterrupted(interrupt_id="q", payload="ok?")
+    await runtime.store.append(child, [asked, AnswerRecorded(interrupt_id="q", value=True)])
+    with pytest.raises(RunSuspendedError) as parked:
+        await runtime.children.outcome(child, kind="workflow")
+    assert parked.value.status is RunStatus.WAITING_ANSWER
+
+
+async def test_a_parent_asking_for_a_finished_child_gets_its_result_as_json(
+    runtime: Runtime,
+) -> None:
+    child = await _opened(runtime)
+    await runtime.store.append(child, [RunCompleted(output=[TextBlock(text="done")])])
+    assert await runtime.children.outcome(child, kind="workflow") == [
+        {"type": "text", "text": "done"}
+    ]
+    assert await runtime.children.outcome(child, kind="agent") == "done"

@@ -346,7 +346,7 @@ async def test_a_lease_lost_to_another_worker_is_reported_and_not_renewed_again(
             world.clock.advance(10)
             await settle()
         assert any("lost its lease" in r.getMessage() for r in caplog.records)
-        assert run.id not in world.runtime.liveness._leased
+        assert run.id not in world.runtime.liveness.leased
         GATES["lost"].set()
         await run
 

@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
-from agentdeck.errors import ConfigError, NotFoundError
+from agentdeck.errors import ConfigError, InvalidInputError, NotFoundError
 from agentdeck.model.events import Event
 from agentdeck.model.status import RunState, fold
 from agentdeck.ports import EventStore, RunPage, RunQuery, RunRecord
@@ -90,9 +90,10 @@ class RunService:
         store = self.store
         if run_id is not None:
             record = await store.get_run(run_id)
-        else:
-            assert key is not None
+        elif key is not None:
             record = await store.find_key(namespace, key)
+        else:
+            raise InvalidInputError("a run is found by its id or by its key", field="id")
         if record is None or record.namespace != namespace:
             what = f"id '{run_id}'" if run_id is not None else f"key '{key}'"
             where = f"namespace '{namespace}'" if namespace is not None else "the default namespace"

@@ -439,7 +439,8 @@ class Exposure:
             interrupt_id=interrupt_id,
             context=held if held is not None else context,
         )
-        return recorded(record, answered.after), answered.after
+        after = answered.after
+        return recorded(record, after), after
 
     async def list_runs(
         self,

@@ -16,7 +16,13 @@ import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from agentdeck.errors import DuplicateKeyError, NotFoundError, ReplayError, RunStateError
+from agentdeck.errors import (
+    DuplicateKeyError,
+    NotFoundError,
+    ReplayError,
+    RunStateError,
+    RunSuspendedError,
+)
 from agentdeck.model.events import RunPaused
 from agentdeck.model.results import result_of
 from agentdeck.ports import Engine, EventStore, Invocable, Invocation
@@ -24,7 +30,7 @@ from agentdeck.runtime.config import StartRequest
 from agentdeck.runtime.continuation import Continuation
 from agentdeck.runtime.opening import Opener
 from agentdeck.runtime.recording import Recorder
-from agentdeck.vocabulary import TERMINAL, RunStatus, WaitKind
+from agentdeck.vocabulary import SUSPENDED, TERMINAL, RunStatus, WaitKind
 
 __all__ = ["Children"]
 
@@ -103,9 +109,18 @@ class Children:
     async def outcome(self, run_id: str, *, kind: str) -> Any:
         """Wait for a run's play to end and return its result as JSON data, or raise why it
         has none (:func:`~agentdeck.model.results.result_of`)."""
-        ending = await self.recorder.played_ending(run_id)
+        recorder = self.recorder
+        ending = await recorder.played_ending(run_id)
         if ending is None:
-            ending = await self.recorder.logged_ending(run_id, await self.recorder.record(run_id))
+            record = await recorder.record(run_id)
+            if record.status in SUSPENDED:
+                # Parked, whatever its last event: one a deck has yet to act on (an answer
+                # recorded without playing) parks the parent too rather than hold its play.
+                ending = await recorder.stopped_ending(run_id, record)
+                if ending is None:
+                    raise RunSuspendedError(run_id=run_id, status=record.status)
+            else:
+                ending = await recorder.logged_ending(run_id, record)
         return result_of(ending, kind=kind, as_json=True)
 
     async def parent_paused(self, run_id: str, paused: RunPaused) -> None:

@@ -56,16 +56,22 @@ log = logging.getLogger("agentdeck.runtime")
 
 @dataclass(frozen=True, slots=True)
 class Answered:
-    """What an answer did, folded from the one read of the log it was decided on.
+    """What an answer did, from the one read of the log it was decided on.
 
-    ``after`` is ``before`` with the events the answer appended folded in (the run as the answer
-    left it, before any play of it moved on); ``interrupt_id`` is the question it closed, and
-    ``None`` when it recorded nothing (the run had already finished).
+    ``before`` is the run as that read folded it, ``appended`` what the answer wrote, and
+    ``interrupt_id`` the question it closed -- ``None`` when it wrote nothing (the run had
+    finished, or another caller finished it first: then ``before`` is the run as it stands).
     """
 
     before: RunState
-    after: RunState
+    appended: Sequence[Event]
     interrupt_id: str | None
+
+    @property
+    def after(self) -> RunState:
+        """The run as the answer left it, before any play of it moved on (folded on demand:
+        a caller that only answers does not pay for it)."""
+        return fold(self.appended, self.before)
 
 
 class Continuation:
@@ -180,7 +186,7 @@ class Continuation:
         state = fold(history)
         status = state.status
         if status is None or status in TERMINAL:
-            return Answered(before=state, after=state, interrupt_id=None)
+            return Answered(before=state, appended=(), interrupt_id=None)
         if status is not RunStatus.WAITING_ANSWER:
             hint = "resume" if status is RunStatus.PAUSED else None
             raise RunStateError(
@@ -239,7 +245,7 @@ class Continuation:
             if now.status is RunStatus.WAITING_ANSWER and still_open:
                 raise
             if now.status is not None and now.status in TERMINAL:
-                return Answered(before=state, after=now, interrupt_id=None)
+                return Answered(before=now, appended=(), interrupt_id=None)
             raise RunStateError(
                 f"interrupt '{interrupt.interrupt_id}' of run '{run_id}' was answered or "
                 "closed by another caller first",
@@ -247,9 +253,7 @@ class Continuation:
                 status=now.status,
                 accepted=(RunStatus.WAITING_ANSWER,),
             ) from None
-        return Answered(
-            before=state, after=fold(events, state), interrupt_id=interrupt.interrupt_id
-        )
+        return Answered(before=state, appended=events, interrupt_id=interrupt.interrupt_id)
 
     # ------------------------------------------------------------------------------- continuing
 

@@ -62,8 +62,9 @@ class Liveness:
         self.clock = clock
         self.config = config
         self.owner = owner
-        # Runs whose lease this process holds (renewed together by one task, `_renewer`).
-        self._leased: dict[str, None] = {}
+        self.leased: dict[str, None] = {}
+        """Runs whose lease this process holds, renewed together by one task (``_renewer``);
+        a play drops its run from here when it stops."""
         self._renewer: asyncio.Task[None] | None = None
         # Finished runs whose leftover control requests are still to be dropped, and whose
         # leases are still to be released (together, by `_tidier`).
@@ -93,13 +94,9 @@ class Liveness:
         ``lease_renew_every`` after it was taken, so it never gets closer to lapsing than the
         per-run schedule allowed.
         """
-        self._leased[run_id] = None
+        self.leased[run_id] = None
         if self._renewer is None or self._renewer.done():
             self._renewer = asyncio.create_task(self._renew_leases(), name="lease-renewer")
-
-    def stop_renewing(self, run_id: str) -> None:
-        """The play holding ``run_id``'s lease stopped (its lease is released next)."""
-        self._leased.pop(run_id, None)
 
     def release_later(self, run_id: str) -> None:
         """Release a finished run's lease soon, with other runs' (it is never played again);
@@ -114,21 +111,21 @@ class Liveness:
     async def _renew_leases(self) -> None:
         """Renew the leases of the runs playing here, every ``lease_renew_every``, until none
         is left (the next lease taken starts a new renewer)."""
-        while self._leased:
+        while self.leased:
             await self.clock.sleep(self.config.lease_renew_every)
-            held = list(self._leased)
+            held = list(self.leased)
             outcomes = await asyncio.gather(
                 *(self.leases.renew(run_id, self.owner, self.config.lease_ttl) for run_id in held),
                 return_exceptions=True,
             )
             for run_id, renewed in zip(held, outcomes, strict=True):
-                if run_id not in self._leased:
+                if run_id not in self.leased:
                     continue  # released while the renewal was in flight
                 if isinstance(renewed, BaseException):
                     log.warning("run %s: lease renewal failed", run_id, exc_info=renewed)
                 elif not renewed:
                     log.warning("run %s lost its lease", run_id)
-                    del self._leased[run_id]  # as before: a lost lease is not renewed again
+                    del self.leased[run_id]  # as before: a lost lease is not renewed again
 
     # ------------------------------------------------------------------------------- lapsed
 

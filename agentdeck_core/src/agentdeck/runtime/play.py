@@ -145,7 +145,10 @@ class Player:
         self.liveness = liveness
         self.control = control
         self.requests = requests
+        # Bound once here rather than per run: a play's hot path allocates nothing of its own.
+        self._append = recorder.append
         self._playing = held.playing
+        self._leased = liveness.leased
         self._count = requests.count
         self.leases = liveness.leases
         self.owner = liveness.owner
@@ -171,7 +174,7 @@ class Player:
             # A durable append is a commit or a round trip: persisted behind the engine, in
             # bursts (see agentdeck.runtime.write_behind). The memory store's append is cheaper
             # than the task a writer needs, so it stays in line.
-            append = self.recorder.append
+            append = self._append
             playing.writer = WriteBehind(
                 lambda batch: append(run_id, batch), name=f"run-writer:{run_id}"
             )
@@ -256,7 +259,7 @@ class Player:
         run_id = invocation.run_id
         used = _NO_USAGE
         engine = self.engines[invocation.invocable.engine]
-        append = self.recorder.append
+        append = self._append
         ending: Payload | None = None
         acquiring: asyncio.Task[bool] | None = None
         if self.leases.shared:
@@ -337,7 +340,7 @@ class Player:
                 except Exception:
                     leased = False
             if leased:
-                self.liveness.stop_renewing(run_id)
+                self._leased.pop(run_id, None)  # no longer renewed
                 if ending is not None and ending.kind in TERMINAL_KINDS:
                     self.liveness.release_later(run_id)  # a finished run is never played again
                 else:

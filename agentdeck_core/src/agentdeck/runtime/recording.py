@@ -5,8 +5,9 @@ wakes its followers), then the observers are offered it, so a follower never see
 observer was not offered; an ending recorded while this process plays the run is handed straight
 to whoever waits for it here (:meth:`Recorder.played_ending`), without anyone following the log.
 
-:meth:`Recorder.logged_ending` is the one reading of "how did this run's play end" from the log,
-used by ``Run.result()`` and by a parent waiting for its child alike.
+:meth:`Recorder.stopped_ending` and :meth:`Recorder.logged_ending` are the one reading of "how
+did this run's play end" from the log, for ``Run.result()`` and a parent waiting on its child
+alike.
 """
 
 from __future__ import annotations
@@ -100,17 +101,24 @@ class Recorder:
             if waiter.cancelled() and waiter in playing.waiters:
                 playing.waiters.remove(waiter)
 
+    async def stopped_ending(self, run_id: str, record: RunRecord) -> Event | None:
+        """The ending a run that has stopped (``record`` says so) stopped at: its last event.
+        ``None`` for a run still playing, and for one whose last event is a decision a deck has
+        yet to act on (an answer or a resume recorded by a process without its engine)."""
+        if record.status not in TERMINAL and record.status not in SUSPENDED:
+            return None
+        last = await self.store.read(run_id, from_seq=record.last_seq, limit=1)
+        return last[0] if last and last[0].kind in ENDING_KINDS else None
+
     async def logged_ending(self, run_id: str, record: RunRecord) -> Event:
-        """The run's ending as its log tells it: the last event of a run that has stopped, when
-        that is an ending; else the next ending the log records (a run still playing, or one
-        whose last event is a decision a deck has yet to act on).
+        """The run's ending as its log tells it: where it stopped (:meth:`stopped_ending`), else
+        the next ending the log records.
 
         Raises :class:`RunStateError` when the log ends without one (its store closed).
         """
-        if record.status in TERMINAL or record.status in SUSPENDED:
-            last = await self.store.read(run_id, from_seq=record.last_seq, limit=1)
-            if last and last[0].kind in ENDING_KINDS:
-                return last[0]
+        stopped = await self.stopped_ending(run_id, record)
+        if stopped is not None:
+            return stopped
         async with closing(self.store.follow(run_id, from_seq=record.last_seq)) as log:
             async for event in log:
                 if event.kind in ENDING_KINDS:
