@@ -40,9 +40,8 @@ from collections.abc import (
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from agentdeck.deck.service import RunService, recorded
+from agentdeck.deck.service import RunService
 from agentdeck.errors import ConfigError
-from agentdeck.model.status import RunState
 from agentdeck.ports import (
     ASGIApp,
     Binding,
@@ -401,10 +400,6 @@ class Exposure:
         """
         return await self.service.find(run_id, namespace=namespace)
 
-    def context_of(self, run_id: str) -> Any:
-        """The live context this process holds for ``run_id`` (``None`` if it holds none)."""
-        return self.service.context_of(run_id)
-
     async def run(self, run_id: str, *, namespace: str | None, context: Any = None) -> Run:
         """A handle on a run in ``namespace`` that continues it with ``context``.
 
@@ -416,31 +411,6 @@ class Exposure:
         record = await self.record(run_id, namespace=namespace)
         held = self.service.context_of(run_id)
         return Run(self.service, record, context=held if held is not None else context)
-
-    async def answer(
-        self,
-        record: RunRecord,
-        value: Any,
-        *,
-        interrupt_id: str | None = None,
-        context: Any = None,
-    ) -> tuple[RunRecord, RunState]:
-        """Answer the run ``record`` (as :meth:`record` found it) is of; its record and state
-        as the answer left them.
-
-        Decided on one read of the run's log, and reported from it: no further read of the
-        record or the log. The context this process holds for the run wins over ``context``.
-        """
-        service = self.service
-        held = service.context_of(record.run_id)
-        answered = await service.answer(
-            record.run_id,
-            value,
-            interrupt_id=interrupt_id,
-            context=held if held is not None else context,
-        )
-        after = answered.after
-        return recorded(record, after), after
 
     async def list_runs(
         self,

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 from sse_starlette import EventSourceResponse
 
+from agentdeck.deck.service import recorded
 from agentdeck.errors import DuplicateKeyError, InvalidInputError, RunStateError
 from agentdeck.vocabulary import TERMINAL, RunStatus
 from agentdeck_http.problems import problem_for, unavailable
@@ -271,10 +272,13 @@ def native_router(served: Served) -> APIRouter:
             request, "answer", name=record.name, namespace=resolved, run_id=run_id
         )
         # One read of the log decides the answer and reports it: the view is the run as the
-        # answer left it, with no further read of its record or log.
-        after, state = await exposure.answer(
-            record, body.value, interrupt_id=body.interrupt_id, context=context
+        # answer left it, with no further read of its record or log. (A context this process
+        # holds for the run wins: `served.context` gives none then, and the runtime uses it.)
+        answered = await exposure.service.answer(
+            run_id, body.value, interrupt_id=body.interrupt_id, context=context
         )
+        state = answered.after
+        after = recorded(record, state)
         interrupts: list[InterruptView] = []
         if after.status is RunStatus.WAITING_ANSWER:
             interrupts = [InterruptView.of(interrupt) for interrupt in state.interrupts]
