@@ -51,7 +51,8 @@ from agentdeck.model.clock import SystemClock
 from agentdeck.model.events import Event
 from agentdeck.model.payloads import RunCompleted, RunStarted
 from agentdeck.ports import NewRun
-from agentdeck.runtime.runtime import NonDurableStoreWarning, new_run_id
+from agentdeck.runtime.config import NonDurableStoreWarning
+from agentdeck.runtime.ids import new_run_id
 from agentdeck.settings import Settings
 from benchmarks import Pair, bench
 
@@ -357,7 +358,7 @@ def runs_concurrent_sqlite() -> Pair:
 def _finish_runs(loop: _Loop, deck: Deck, count: int) -> None:
     """``count`` finished runs of ``approval`` written straight to the deck's store (in batches
     of 500 at once, so durable stores group-commit them)."""
-    store = deck._require_open().store
+    store = deck.service.store
     invocable = deck.invocables["approval"]
 
     async def one() -> None:

@@ -98,6 +98,25 @@ async def test_lifecycle_new_built_open_closed() -> None:
         await deck.run("hello")
 
 
+async def test_handles_and_surfaces_are_refused_through_the_service_as_the_deck_is() -> None:
+    deck = support.deck(CATALOG)
+    with pytest.raises(ConfigError, match="the deck is new: open it first"):
+        _ = deck.service.runtime
+    deck.build()
+    with pytest.raises(ConfigError, match="the deck is built: open it first"):
+        await deck.runs.list()
+    async with deck:
+        assert deck.service.is_open and deck.service.runtime is deck.service.runtime
+        run = await deck.runs.start("hello")
+        await run
+    assert not deck.service.is_open
+    for call in (run.status, run.pending, run.resume, lambda: deck.runs.get(run.id)):
+        with pytest.raises(ConfigError, match="the deck is closed; construct a new one"):
+            await call()
+    with pytest.raises(ConfigError, match="closed"):
+        [event async for event in run.events()]
+
+
 async def test_catalogs_are_read_only_mappings(deck: Deck) -> None:
     with pytest.raises(TypeError):
         deck.workflows["x"] = HELLO  # type: ignore[index]

@@ -12,6 +12,7 @@ from agentdeck.memory import MemoryControlPort, MemoryLeasePort
 from agentdeck.model.clock import ManualClock
 from agentdeck.ports import BackendRequest, ControlPort, LeasePort
 from agentdeck.testing import ControlContract, LeaseContract
+from agentdeck.vocabulary import ControlVerb
 
 
 class TestMemoryControl(ControlContract):
@@ -82,3 +83,22 @@ async def test_unnamed_ports_are_private_and_named_ones_shared() -> None:
     url = f"memory://shared-{uuid.uuid4().hex}"
     await MemoryLeasePort.from_request(BackendRequest(url=url)).acquire("r1", "w", 10)
     assert not await MemoryLeasePort.from_request(BackendRequest(url=url)).acquire("r1", "x", 10)
+
+
+# --------------------------------------------------------------------------- request count
+
+
+def test_the_request_count_is_the_named_ports_not_the_processs() -> None:
+    name = f"counted-{uuid.uuid4().hex}"
+    one, same = MemoryControlPort(name=name), MemoryControlPort(name=name)
+    assert one.request_count is same.request_count
+    assert MemoryControlPort().request_count is not MemoryControlPort().request_count
+    assert one.request_count is not MemoryControlPort(name=f"{name}-other").request_count
+
+
+async def test_a_request_made_to_a_port_counts_once_it_is_recorded() -> None:
+    port = MemoryControlPort()
+    before = port.request_count.value
+    assert await port.request("r", ControlVerb.PAUSE, "first")
+    assert not await port.request("r", ControlVerb.PAUSE, "again")  # already pending
+    assert port.request_count.value == before + 1

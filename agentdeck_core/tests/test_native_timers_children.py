@@ -30,7 +30,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
-from agentdeck.vocabulary import RunStatus
+from agentdeck.vocabulary import RunStatus, WaitKind
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 CLOCK = ManualClock(T0)
@@ -93,7 +93,9 @@ async def test_sleep_until_a_future_time_parks_the_run_with_that_wake_time() -> 
     parked = await start(reminder)
     parked.assert_clean()
     assert parked.status is RunStatus.PAUSED
-    assert parked.last.payload == RunPaused(reason="sleep", wake_at=T0 + timedelta(hours=1))
+    assert parked.last.payload == RunPaused(
+        reason="sleep", wake_at=T0 + timedelta(hours=1), waiting_on=WaitKind.TIMER
+    )
     assert parked.run_state.wake_at == T0 + timedelta(hours=1)
     assert journal(parked)[1] == (1, "sleep_until", {"wake_at": "2026-03-01T10:00:00Z"})
     assert CALLS == ["draft"]
@@ -139,10 +141,14 @@ async def two_timers(ctx: WorkflowCtx[Any]) -> str:
 
 async def test_timers_parked_together_wake_at_the_earliest_then_park_for_the_rest() -> None:
     parked = await start(two_timers)
-    assert parked.last.payload == RunPaused(reason="sleep", wake_at=T0 + timedelta(hours=1))
+    assert parked.last.payload == RunPaused(
+        reason="sleep", wake_at=T0 + timedelta(hours=1), waiting_on=WaitKind.TIMER
+    )
     CLOCK.advance(3600)
     again = await resume(parked, two_timers)
-    assert again.last.payload == RunPaused(reason="sleep", wake_at=T0 + timedelta(hours=2))
+    assert again.last.payload == RunPaused(
+        reason="sleep", wake_at=T0 + timedelta(hours=2), waiting_on=WaitKind.TIMER
+    )
     assert len(journal(again)) == 2, "neither sleep is journaled twice"
     CLOCK.advance(3600)
     done = await resume(again, two_timers)
@@ -237,7 +243,11 @@ async def test_a_failing_child_raises_in_the_body_and_journals_nothing() -> None
 async def test_a_suspended_child_pauses_the_parent_until_it_is_resumed() -> None:
     parked = await start(delegate, invoke_child=Children(suspend=True))
     assert parked.status is RunStatus.PAUSED
-    assert parked.last.payload == RunPaused(reason="waiting for child run child-1")
+    assert parked.last.payload == RunPaused(
+        reason="waiting for child run child-1",
+        waiting_on=WaitKind.CHILD_RUNS,
+        waiting_for=["child-1"],
+    )
     assert journal(parked) == []
     done = await resume(parked, delegate, invoke_child=Children())
     assert done.open_interrupts == ["ask-0"], "the child's result arrived; the body went on"

@@ -35,7 +35,8 @@ from agentdeck.model.content import is_plain_json_scalar
 from agentdeck.model.payloads import RunCompleted, RunFailed
 from agentdeck.native.channel import Finished, Mailbox, Wake
 from agentdeck.ports import LeaseState
-from agentdeck.runtime.runtime import Runtime, new_run_id
+from agentdeck.runtime.ids import new_run_id
+from agentdeck.runtime.runtime import Runtime
 from agentdeck.settings import Settings
 from agentdeck.vocabulary import ControlVerb, ErrorCode
 
@@ -221,7 +222,7 @@ class World:
 
     @property
     def runtime(self) -> Runtime:
-        return self.deck._require_open()
+        return self.deck.service.runtime
 
 
 GATES: dict[str, asyncio.Event] = {}
@@ -313,7 +314,7 @@ async def test_one_renewer_serves_every_playing_run_and_stops_when_none_is_left(
     async with world.deck as deck:
         runs = [await deck.runs.start("gated", name) for name in names]
         await settle()
-        renewer = world.runtime._renewer
+        renewer = world.runtime.liveness._renewer
         assert renewer is not None and not renewer.done()
         world.clock.advance(50)  # past the first renewal: a lease taken at 0 would lapse at 60
         await settle()
@@ -321,7 +322,7 @@ async def test_one_renewer_serves_every_playing_run_and_stops_when_none_is_left(
         await settle()
         for run in runs:
             assert await world.leases.state(run.id) is LeaseState.ALIVE
-        assert world.runtime._renewer is renewer  # still the one task
+        assert world.runtime.liveness._renewer is renewer  # still the one task
         for name in names:
             GATES[name].set()
         for run in runs:
@@ -345,7 +346,7 @@ async def test_a_lease_lost_to_another_worker_is_reported_and_not_renewed_again(
             world.clock.advance(10)
             await settle()
         assert any("lost its lease" in r.getMessage() for r in caplog.records)
-        assert run.id not in world.runtime._leased
+        assert run.id not in world.runtime.liveness.leased
         GATES["lost"].set()
         await run
 

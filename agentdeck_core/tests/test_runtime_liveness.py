@@ -15,7 +15,7 @@ import pytest
 from agentdeck import ManualClock, RunStarted, RunStatus, TextBlock
 from agentdeck.memory import MemoryControlPort, MemoryEventStore, MemoryLeasePort
 from agentdeck.ports import NewRun
-from agentdeck.runtime.runtime import NonDurableStoreWarning
+from agentdeck.runtime.config import NonDurableStoreWarning
 from agentdeck.testing import Ask, Complete, Script
 
 

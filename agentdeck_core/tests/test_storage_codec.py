@@ -23,6 +23,7 @@ from agentdeck.model.events import Event
 from agentdeck.model.payloads import (
     PAYLOAD_TYPES,
     RunFailed,
+    RunPaused,
     TextDelta,
     UnknownEvent,
     Usage,
@@ -31,7 +32,7 @@ from agentdeck.model.payloads import (
 from agentdeck.storage import codec
 from agentdeck.storage.codec import COLLECTOR_PAUSE, stored_event, stored_events
 from agentdeck.testing import event_examples as ex
-from agentdeck.vocabulary import ErrorCode
+from agentdeck.vocabulary import ErrorCode, WaitKind
 
 VALIDATED_KINDS = {"custom"}  # a validator of its own (the namespaced name): left to validation
 
@@ -126,6 +127,46 @@ def test_postgres_jsonb_key_order_reads_back_the_same(monkeypatch: pytest.Monkey
     fallbacks = _validated_only(monkeypatch)
     _same(stored_event(jsonb_like), validated)
     assert fallbacks == []
+
+
+@pytest.mark.parametrize(
+    "paused",
+    [
+        RunPaused(
+            reason="waiting for child run c-1, c-2",
+            waiting_on=WaitKind.CHILD_RUNS,
+            waiting_for=["c-1", "c-2"],
+        ),
+        RunPaused(reason="sleep", wake_at=ex.TS, waiting_on=WaitKind.TIMER),
+        RunPaused(waiting_on="a_wait_a_newer_minor_adds"),
+        RunPaused(reason="operator"),
+    ],
+    ids=["children", "timer", "unknown-kind", "operator"],
+)
+def test_a_pause_saying_what_it_waits_on_is_read_without_validation(
+    paused: RunPaused, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    row = ex.record(paused).to_json()
+    validated = Event.from_json(row)
+    fallbacks = _validated_only(monkeypatch)
+    read = stored_event(row)
+    assert fallbacks == []
+    _same(read, validated)
+    assert isinstance(read.payload, RunPaused)
+    assert read.payload.waiting_on == paused.waiting_on
+    assert read.payload.waiting_for == paused.waiting_for
+    if paused.waiting_on in set(WaitKind):
+        assert isinstance(read.payload.waiting_on, WaitKind)
+
+
+def test_a_pause_written_before_typed_waits_reads_back_as_waiting_on_nothing() -> None:
+    data = json.loads(ex.record(RunPaused(reason="waiting for child run c-1")).to_json())
+    del data["payload"]["waiting_on"], data["payload"]["waiting_for"]
+    row = json.dumps(data)
+    read = stored_event(row)
+    _same(read, Event.from_json(row))
+    assert isinstance(read.payload, RunPaused)
+    assert read.payload.waiting_on is None and read.payload.waiting_for == []
 
 
 def _with(row: str, path: tuple[str, ...], value: Any) -> str:

@@ -47,7 +47,7 @@ from agentdeck.model.payloads import (
 )
 from agentdeck.memory import plugin as memory_plugin
 from agentdeck.plugins.host import PluginHost
-from agentdeck.runtime.runtime import NonDurableStoreWarning
+from agentdeck.runtime.config import NonDurableStoreWarning
 from agentdeck.settings import Settings
 from agentdeck.testing import ScriptedEngine
 from agentdeck.testing.engine_kit import Ask, Complete, Script, Yield

@@ -9,6 +9,7 @@ durable/shared and slowed down, so the pipelining is visible and nothing depends
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any, ClassVar
 
@@ -249,7 +250,7 @@ async def test_a_cancel_made_in_this_process_is_seen_at_the_next_stream_item(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # No time-based re-read at all: only the process's control generation can reveal it.
-    monkeypatch.setattr("agentdeck.runtime.runtime.CONTROL_RECHECK", 3600.0)
+    monkeypatch.setattr("agentdeck.runtime.play.CONTROL_RECHECK", 3600.0)
     TickingEngine.pace = 0.001
     script = Script("long", [*_texts(2000, checkpoints=SafePoint.STREAM_ITEM), Complete("ok")])
     async with _deck([script], SlowDurableStore(), SharedControl()) as deck:
@@ -262,6 +263,28 @@ async def test_a_cancel_made_in_this_process_is_seen_at_the_next_stream_item(
     observed = [e.payload for e in events if isinstance(e.payload, ControlObserved)]
     assert observed and observed[0].verb is ControlVerb.CANCEL
     assert observed[0].safe_point is SafePoint.STREAM_ITEM
+
+
+async def test_a_cancel_made_through_another_deck_on_the_same_named_port_is_seen_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No time-based re-read: only the count the named port's state keeps can reveal it.
+    monkeypatch.setattr("agentdeck.runtime.play.CONTROL_RECHECK", 3600.0)
+    TickingEngine.pace = 0.001
+    name = f"two-decks-{uuid.uuid4().hex}"
+    script = Script("long", [*_texts(2000, checkpoints=SafePoint.STREAM_ITEM), Complete("ok")])
+    playing = _deck([script], MemoryEventStore(name=name), MemoryControlPort(name=name))
+    operating = _deck([script], MemoryEventStore(name=name), MemoryControlPort(name=name))
+    async with playing, operating:
+        run = await playing.runs.start("long")
+        await _until_delta(run, "3,")
+        await (await operating.runs.get(run.id)).cancel("from the other deck")
+        events = await _to_the_end(run)
+    observed = [e.payload for e in events if isinstance(e.payload, ControlObserved)]
+    assert [o.safe_point for o in observed] == [SafePoint.STREAM_ITEM]
+    assert events[-1].kind == "run.cancelled"
+    deltas = [e for e in events if isinstance(e.payload, TextDelta)]
+    assert len(deltas) < 2000
 
 
 async def test_a_request_written_elsewhere_is_seen_within_the_recheck_interval() -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from support_graph import graph
 
 from agentdeck import Deck, Event, NodeUpdated, RunCompleted, RunInterrupted
-from agentdeck.runtime.runtime import NonDurableStoreWarning
+from agentdeck.runtime.config import NonDurableStoreWarning
 from agentdeck_langgraph import Workflow
 
 if TYPE_CHECKING:  # the stand-in model is only imported when it is used

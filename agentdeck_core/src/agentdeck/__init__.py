@@ -79,7 +79,7 @@ from agentdeck.model.results import InterruptResult, TurnResult
 from agentdeck.observing import views
 from agentdeck.plugins.hookspecs import hookimpl
 from agentdeck.ports import Observer
-from agentdeck.runtime.runtime import Budget
+from agentdeck.runtime.config import Budget
 from agentdeck.settings import Settings
 from agentdeck.vocabulary import RunStatus
 

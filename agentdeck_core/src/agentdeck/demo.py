@@ -15,7 +15,7 @@ import warnings
 from typing import Any
 
 from agentdeck import Deck, Event, RunStatus, WorkflowCtx, workflow
-from agentdeck.runtime.runtime import NonDurableStoreWarning
+from agentdeck.runtime.config import NonDurableStoreWarning
 from agentdeck.settings import Settings
 
 

@@ -38,6 +38,12 @@ async def gated(ctx: WorkflowCtx[Any]) -> str:
 
 
 @workflow
+async def asks_twice_at_once(ctx: WorkflowCtx[Any]) -> list[Any]:
+    """Opens two questions together."""
+    return list(await asyncio.gather(ctx.ask("first?"), ctx.ask("second?")))
+
+
+@workflow
 async def echo(value: Any = None) -> Any:
     return value
 
@@ -100,6 +106,60 @@ async def test_answer_continues_the_run_and_a_bad_answer_is_422_naming_the_reaso
         again = await client.post(f"/runs/{run_id}/answer", json={"value": "yes"})
         assert again.status_code == 409
         assert again.json()["status"] == "completed"
+
+
+class _Reads:
+    """Counts a store's record and log reads (the answer route's whole cost in reads)."""
+
+    def __init__(self, store: Any) -> None:
+        self.records: list[str] = []
+        self.logs: list[str] = []
+        get_run, read = store.get_run, store.read
+
+        async def counted_get_run(run_id: str) -> Any:
+            self.records.append(run_id)
+            return await get_run(run_id)
+
+        async def counted_read(run_id: str, **options: Any) -> Any:
+            self.logs.append(run_id)
+            return await read(run_id, **options)
+
+        store.get_run, store.read = counted_get_run, counted_read
+
+
+async def test_an_answer_reads_record_and_log_once_and_reports_the_run_as_it_left_it() -> None:
+    async with serving(make_deck(workflows=[asks_twice_at_once]), Native.http()) as served:
+        client = served.client
+        run_id = (await client.post("/runs", json={"name": "asks_twice_at_once"})).json()["id"]
+        await _until_status(client, run_id, "waiting_answer")
+        [first, second] = (await client.get(f"/runs/{run_id}")).json()["pending"]
+        reads = _Reads(served.exposure.service.store)
+        answered = await client.post(
+            f"/runs/{run_id}/answer", json={"value": 1, "interrupt_id": first["interrupt_id"]}
+        )
+        assert answered.status_code == 200
+        assert (reads.records, reads.logs) == ([run_id], [run_id])
+        body = answered.json()
+        assert body["status"] == "waiting_answer"
+        assert [q["interrupt_id"] for q in body["pending"]] == [second["interrupt_id"]]
+        # Nothing plays while a question is open: reading the run now says exactly the same.
+        assert body == (await client.get(f"/runs/{run_id}")).json()
+
+
+async def test_the_last_answer_reports_the_run_as_resumed_by_it() -> None:
+    async with serving(deck(), Native.http()) as served:
+        client = served.client
+        run_id = (
+            await client.post("/runs", json={"name": "approval", "input": {"order_id": "A-3"}})
+        ).json()["id"]
+        await _until_status(client, run_id, "waiting_answer")
+        answered = (await client.post(f"/runs/{run_id}/answer", json={"value": "yes"})).json()
+        run = await served.exposure.deck.runs.get(run_id)
+        assert await run == {"order": "A-3", "decision": "yes"}
+        resumed = [e async for e in run.events() if e.kind == "run.resumed"][-1]
+        assert answered["status"] == "running" and answered["pending"] == []
+        assert answered["last_seq"] == resumed.seq
+        assert answered["updated_at"].replace("Z", "+00:00") == resumed.ts.isoformat()
 
 
 async def test_answer_needs_the_interrupt_id_only_when_several_questions_are_open() -> None:

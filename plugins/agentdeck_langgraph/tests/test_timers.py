@@ -14,7 +14,7 @@ from lg_graphs import NAP_UNTIL, START_STATE, Counter, chain, plan, sleeper
 from agentdeck.model.clock import ManualClock
 from agentdeck.model.payloads import NodeUpdated, RunPaused
 from agentdeck.testing.engine_kit import check_completed, check_failed, drive, make_invocation
-from agentdeck.vocabulary import RunStatus
+from agentdeck.vocabulary import RunStatus, WaitKind
 from agentdeck_langgraph import LangGraphEngine, Workflow, sleep_until
 
 
@@ -44,7 +44,9 @@ async def test_sleep_until_parks_the_run_with_its_wake_time_for_the_sweep(sqlite
         await engine.close()
 
     parked.assert_clean()
-    assert parked.last.payload == RunPaused(reason="sleep", wake_at=NAP_UNTIL)
+    assert parked.last.payload == RunPaused(
+        reason="sleep", wake_at=NAP_UNTIL, waiting_on=WaitKind.TIMER
+    )
     # What the sweep lists by: the folded status and wake time, indexed by every store.
     assert parked.status is RunStatus.PAUSED and parked.run_state.wake_at == NAP_UNTIL
     assert _nodes(parked) == ["plan"]
@@ -144,10 +146,14 @@ async def test_two_sleeps_in_one_node_each_park_and_wake_in_turn(sqlite_url: str
         invocation = make_invocation(engine, workflow, START_STATE)
         invocation.clock = clock
         parked = await drive(engine, invocation)
-        assert parked.last.payload == RunPaused(reason="sleep", wake_at=first)
+        assert parked.last.payload == RunPaused(
+            reason="sleep", wake_at=first, waiting_on=WaitKind.TIMER
+        )
         clock.set(first)
         again = await drive(engine, invocation, history=parked.events)
-        assert again.last.payload == RunPaused(reason="sleep", wake_at=second)
+        assert again.last.payload == RunPaused(
+            reason="sleep", wake_at=second, waiting_on=WaitKind.TIMER
+        )
         clock.set(second)
         done = await drive(engine, invocation, history=again.events)
     finally:

@@ -34,6 +34,7 @@ from agentdeck.model.events import Event
 from agentdeck.model.payloads import RunPaused
 from agentdeck.ports import Observer
 from agentdeck.settings import Settings
+from agentdeck.vocabulary import WaitKind
 from agentdeck_openai.testing import (
     LoopbackModelServer,
     ModelRequest,
@@ -186,7 +187,11 @@ async def test_a_child_parked_on_a_question_pauses_the_parent_and_its_answer_res
         child = await deck.runs.get(key=f"{parent.id}:w1")
         assert await child.status() is RunStatus.WAITING_ANSWER
         paused = (await log_of(parent))[-1]
-        assert paused.payload == RunPaused(reason=f"waiting for child run {child.id}")
+        assert paused.payload == RunPaused(
+            reason=f"waiting for child run {child.id}",
+            waiting_on=WaitKind.CHILD_RUNS,
+            waiting_for=[child.id],
+        )
         [question] = await child.pending_all()
         assert question.payload == {"refund": "A-7"}
 

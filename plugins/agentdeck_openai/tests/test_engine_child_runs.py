@@ -32,7 +32,7 @@ from agentdeck.testing.engine_kit import (
     drive,
     make_invocation,
 )
-from agentdeck.vocabulary import ControlVerb, RunStatus, SafePoint
+from agentdeck.vocabulary import ControlVerb, RunStatus, SafePoint, WaitKind
 from agentdeck_openai.approvals import STATE_NAME
 from agentdeck_openai.testing import LoopbackModelServer, call, reply, tool_call, tool_calls
 
@@ -109,7 +109,11 @@ async def test_a_parked_child_pauses_the_parent_and_a_fresh_engine_continues_it(
     parked = await start(model_server, waiting)
 
     parked.assert_clean()
-    assert parked.last.payload == RunPaused(reason="waiting for child run child-1")
+    assert parked.last.payload == RunPaused(
+        reason="waiting for child run child-1",
+        waiting_on=WaitKind.CHILD_RUNS,
+        waiting_for=["child-1"],
+    )
     key = f"{parked.invocation.run_id}:w1"
     assert waiting.calls == [("refund", {"order_id": "A-1"}, key)]
     assert STATE_NAME in parked.state_area.snapshot()  # type: ignore[attr-defined]

@@ -46,9 +46,6 @@ from agentdeck.ports import Binding
 
 __all__ = ["Terminal"]
 
-_ENDING = frozenset(
-    {"run.completed", "run.failed", "run.cancelled", "run.paused", "run.interrupted"}
-)
 _YES = frozenset({"y", "yes"})
 _NO = frozenset({"n", "no"})
 

@@ -165,9 +165,9 @@ async def open_deck(
 
 
 def runtime_of(deck: Deck) -> Runtime:
-    """The runtime of an open deck: the commands are its operator, and act through it as
-    ``Run`` handles do."""
-    return deck._require_open()
+    """The runtime of an open deck, from its run service: the commands are its operator, and
+    act through it as ``Run`` handles do."""
+    return deck.service.runtime
 
 
 async def find_run(deck: Deck, run_id: str) -> RunRecord:

@@ -32,6 +32,7 @@ from agentdeck.authoring.agents import Agent
 from agentdeck.authoring.catalog import Catalog, CatalogSources, discover_project
 from agentdeck.authoring.context_check import validate_context_declaration
 from agentdeck.deck.runs import Run, Runs
+from agentdeck.deck.service import RunService
 from agentdeck.errors import ConfigError, DuplicateKeyError, RunSuspendedError
 from agentdeck.model.clock import Clock, SystemClock
 from agentdeck.model.events import Event
@@ -57,17 +58,15 @@ from agentdeck.ports import (
     Observer,
     SessionFactory,
 )
-from agentdeck.runtime.runtime import Budget, Runtime, RuntimeConfig, StartRequest, closing
+from agentdeck.runtime.config import Budget, RuntimeConfig, StartRequest
+from agentdeck.runtime.recording import closing
+from agentdeck.runtime.runtime import Runtime
 from agentdeck.settings import Settings
-from agentdeck.vocabulary import ControlVerb, RunStatus
+from agentdeck.vocabulary import ENDING_KINDS, ControlVerb, RunStatus
 
 __all__ = ["Deck", "DeckState"]
 
 log = logging.getLogger("agentdeck.deck")
-
-_ENDING = frozenset(
-    {"run.completed", "run.failed", "run.cancelled", "run.paused", "run.interrupted"}
-)
 
 # The distribution that provides an engine for each definition type the core declares.
 _ENGINE_DISTRIBUTIONS = {Agent: "agentdeck-openai"}
@@ -134,7 +133,8 @@ class Deck:
         self._hub: ObserverHub | None = None
         self._metrics = RunMetrics()
         self._sweeper: asyncio.Task[None] | None = None
-        self.runs = Runs(self)
+        self._service = RunService()
+        self.runs = Runs(self, self._service)
 
     @classmethod
     def from_project(cls, path: str | Path = ".agentdeck", **options: Any) -> Deck:
@@ -165,6 +165,18 @@ class Deck:
     @property
     def state(self) -> DeckState:
         return self._state
+
+    @property
+    def service(self) -> RunService:
+        """What this deck's run handles act through, for surfaces that operate runs beside
+        them (the HTTP binding, the command line): refuses while the deck is not open."""
+        return self._service
+
+    @property
+    def plugins(self) -> PluginHost:
+        """The plugin host this deck takes its backends, engines and bindings from (the
+        installed plugins, unless ``plugins=`` gave one)."""
+        return self._plugin_host()
 
     @property
     def metrics(self) -> RunMetrics:
@@ -222,6 +234,7 @@ class Deck:
         self._settings, self._sessions = settings, sessions
         self._engines, self._invocables = engines, invocables
         self._state = DeckState.BUILT
+        self._service.deck_moved(self._state.value)
         return self
 
     async def __aenter__(self) -> Deck:
@@ -294,12 +307,14 @@ class Deck:
         )
         self._sweeper = asyncio.create_task(self._runtime.sweep_forever(), name="deck-sweep")
         self._state = DeckState.OPEN
+        self._service.deck_moved(self._state.value, self._runtime)
 
     async def aclose(self) -> None:
         """Close what this deck opened. Terminal: the deck cannot be reopened."""
         if self._state is DeckState.CLOSED:
             return
         self._state = DeckState.CLOSED
+        self._service.deck_moved(self._state.value)
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -392,18 +407,18 @@ class Deck:
             deadline=deadline,
             budget=budget,
         )
-        runtime = self._require_open()
+        service = self._service
         ended = False
         try:
-            async with closing(runtime.store.follow(run.id)) as log:
+            async with closing(service.store.follow(run.id)) as log:
                 async for event in log:
                     yield event
-                    if event.kind in _ENDING:
+                    if event.kind in ENDING_KINDS:
                         ended = True
                         return
         finally:
             if not ended and self.is_open:
-                await runtime.request_control(
+                await service.request_control(
                     run.id, ControlVerb.CANCEL, "the stream's consumer went away"
                 )
 
@@ -458,7 +473,8 @@ class Deck:
         deltas: bool = True,
         trace_context: Mapping[str, str] | None = None,
     ) -> Run:
-        runtime = self._require_open()
+        service = self._service
+        runtime = service.runtime
         recorded_context = validated_trace_context(trace_context)
         invocable = self._resolve(name)
         engine = self._engines[invocable.engine]
@@ -484,21 +500,10 @@ class Deck:
             holder = await runtime.store.get_run(clash.holder_run_id)
             if holder is None:
                 raise
-            return Run(self, holder)
-        return Run.opened(self, started, context=context)
+            return Run(service, holder)
+        return Run.opened(service, started, context=context)
 
     # ------------------------------------------------------------------------------- internals
-
-    def _require_open(self) -> Runtime:
-        if self._state is not DeckState.OPEN or self._runtime is None:
-            state = self._state.value
-            raise ConfigError(
-                f"the deck is {state}: open it first (`async with deck:`) before starting or "
-                "reading runs"
-                if self._state is not DeckState.CLOSED
-                else "the deck is closed; construct a new one"
-            )
-        return self._runtime
 
     def _resolve(self, name: str) -> Invocable:
         """The compiled invocable ``name`` addresses. A built catalog never changes, so each name
@@ -541,9 +546,6 @@ class Deck:
                 if observer is not None:
                     configured.append(observer)
         return configured
-
-    def context_of(self, run_id: str) -> Any:
-        return self._require_open().context_of(run_id)
 
 
 def _start_reader(store: EventStore) -> Callable[[str], Awaitable[Event | None]]:

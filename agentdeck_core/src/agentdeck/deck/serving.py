@@ -40,7 +40,8 @@ from collections.abc import (
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from agentdeck.errors import ConfigError, NotFoundError
+from agentdeck.deck.service import RunService
+from agentdeck.errors import ConfigError
 from agentdeck.ports import (
     ASGIApp,
     Binding,
@@ -218,7 +219,7 @@ class Exposure:
         log.info("draining: new runs are refused")
         try:
             if self._owns_deck and self.deck.is_open:
-                runtime = self.deck._require_open()
+                runtime = self.service.runtime
                 await runtime.close(grace=self.grace if grace is None else grace)
         finally:
             self._streams_closing.set()
@@ -372,6 +373,11 @@ class Exposure:
 
     # ------------------------------------------------------------------------------- reading
 
+    @property
+    def service(self) -> RunService:
+        """The served deck's run service (what every route acts on runs through)."""
+        return self.deck.service
+
     def catalog(self) -> Mapping[str, list[str]]:
         """The served names: ``{"agents": [...], "workflows": [...], "skills": [...]}``."""
         catalog = self.deck._catalog
@@ -392,17 +398,7 @@ class Exposure:
         A run of another namespace is reported exactly like one that does not exist, so a
         caller cannot tell the two apart.
         """
-        store = self.deck._require_open().store
-        record = await store.get_run(run_id)
-        if record is None or record.namespace != namespace:
-            where = f"namespace '{namespace}'" if namespace is not None else "the default namespace"
-            raise NotFoundError(
-                f"no run with id '{run_id}' in {where}",
-                what="run",
-                name=run_id,
-                namespace=namespace,
-            )
-        return record
+        return await self.service.find(run_id, namespace=namespace)
 
     async def run(self, run_id: str, *, namespace: str | None, context: Any = None) -> Run:
         """A handle on a run in ``namespace`` that continues it with ``context``.
@@ -413,8 +409,8 @@ class Exposure:
         from agentdeck.deck.runs import Run
 
         record = await self.record(run_id, namespace=namespace)
-        held = self.deck.context_of(run_id)
-        return Run(self.deck, record, context=held if held is not None else context)
+        held = self.service.context_of(run_id)
+        return Run(self.service, record, context=held if held is not None else context)
 
     async def list_runs(
         self,
@@ -427,8 +423,7 @@ class Exposure:
         cursor: str | None = None,
     ) -> RunPage:
         """One page of a namespace's runs, oldest first, with the cursor of the next page."""
-        store = self.deck._require_open().store
-        return await store.list_runs(
+        return await self.service.list_runs(
             RunQuery(
                 namespace=namespace,
                 status=status,
@@ -445,7 +440,7 @@ class Exposure:
         if isinstance(binding, Binding):
             return binding
         if isinstance(binding, str):
-            return self.deck._plugin_host().binding(binding)
+            return self.deck.plugins.binding(binding)
         if isinstance(binding, type) and issubclass(binding, Binding):
             raise ConfigError(
                 f"got the binding class {binding.__name__}; pass an instance built by one of its "

@@ -3,6 +3,10 @@
 ``memory://`` is private to the port object; ``memory://<name>`` is the process-wide instance of
 that name, so a CLI and a deck in one process reach the same runs. A request is a fact waiting to
 be acted on, never a status change (that is the log's business).
+
+Every request recorded bumps :attr:`MemoryControlPort.request_count`, shared by every port
+object on the same signals: a runtime watching it sees a request made through any deck of the
+process at once, instead of at its next scheduled read (see :mod:`agentdeck.runtime.control`).
 """
 
 from __future__ import annotations
@@ -22,10 +26,18 @@ __all__ = ["MemoryControlPort"]
 
 
 @dataclass(slots=True, eq=False)
+class RequestCount:
+    """How many requests were recorded in one set of signals (only ever grows)."""
+
+    value: int = 0
+
+
+@dataclass(slots=True, eq=False)
 class _Signals:
     lock: threading.Lock = field(default_factory=threading.Lock)
     pending: dict[str, dict[ControlVerb, ControlSignal]] = field(default_factory=dict)
     """Per run, pending requests in the order they were made."""
+    requests: RequestCount = field(default_factory=RequestCount)
 
 
 _NAMED: dict[str, _Signals] = {}
@@ -63,6 +75,12 @@ class MemoryControlPort(ControlPort):
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._signals = _named(name) if name is not None else _Signals()
 
+    @property
+    def request_count(self) -> RequestCount:
+        """The count of requests recorded in this port's signals, shared with every port object
+        on them (a named instance's); bumped after a request is recorded."""
+        return self._signals.requests
+
     @classmethod
     def from_request(cls, request: BackendRequest) -> MemoryControlPort:
         """The factory the ``memory`` scheme registers: ``memory://`` or ``memory://<name>``."""
@@ -78,6 +96,7 @@ class MemoryControlPort(ControlPort):
             pending[wanted] = ControlSignal(
                 run_id=run_id, verb=wanted, reason=reason, requested_at=utc(self._clock.now())
             )
+            signals.requests.value += 1
             return True
 
     async def pending(self, run_id: str) -> tuple[ControlSignal, ...]:

@@ -30,6 +30,7 @@ from agentdeck.vocabulary import (
     InterruptReason,
     ReportLevel,
     SafePoint,
+    WaitKind,
 )
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "OpenInterruptReason",
     "OpenReportLevel",
     "OpenSafePoint",
+    "OpenWaitKind",
     "UtcDatetime",
 ]
 
@@ -99,6 +101,7 @@ OpenSafePoint = Annotated[SafePoint | str, _open_vocabulary(SafePoint)]
 OpenInterruptReason = Annotated[InterruptReason | str, _open_vocabulary(InterruptReason)]
 OpenAnswerOrigin = Annotated[AnswerOrigin | str, _open_vocabulary(AnswerOrigin)]
 OpenReportLevel = Annotated[ReportLevel | str, _open_vocabulary(ReportLevel)]
+OpenWaitKind = Annotated[WaitKind | str, _open_vocabulary(WaitKind)]
 
 OPEN_VOCABULARIES: tuple[tuple[object, type[StrEnum]], ...] = (
     (OpenErrorCode, ErrorCode),
@@ -107,5 +110,6 @@ OPEN_VOCABULARIES: tuple[tuple[object, type[StrEnum]], ...] = (
     (OpenInterruptReason, InterruptReason),
     (OpenAnswerOrigin, AnswerOrigin),
     (OpenReportLevel, ReportLevel),
+    (OpenWaitKind, WaitKind),
 )
 """Each open-vocabulary field type with the enum whose members it yields."""

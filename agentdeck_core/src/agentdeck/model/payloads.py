@@ -37,6 +37,7 @@ from agentdeck.model.field_types import OpenErrorCode as _OpenErrorCode
 from agentdeck.model.field_types import OpenInterruptReason as _OpenInterruptReason
 from agentdeck.model.field_types import OpenReportLevel as _OpenReportLevel
 from agentdeck.model.field_types import OpenSafePoint as _OpenSafePoint
+from agentdeck.model.field_types import OpenWaitKind as _OpenWaitKind
 from agentdeck.model.field_types import UtcDatetime as _UtcDatetime
 from agentdeck.vocabulary import AnswerOrigin, InterruptReason, ReportLevel
 
@@ -203,12 +204,21 @@ class RunCancelled(_Payload):
 
 
 class RunPaused(_Payload):
-    """Suspends the run. ``wake_at`` set means a timer: the deck's sweep resumes it then."""
+    """Suspends the run. ``wake_at`` set means a timer: the deck's sweep resumes it then.
+
+    ``waiting_on`` says what the run waits on: ``child_runs`` (continued when one of the child
+    runs listed in ``waiting_for`` ends) or ``timer``; it is unset for an operator's pause (or
+    a closing deck's), which only ``resume()`` continues. The runtime decides from these
+    fields; ``reason`` is for people.
+    """
 
     KIND: ClassVar[str] = "run.paused"
     kind: Literal["run.paused"] = "run.paused"
     reason: str | None = None
     wake_at: _UtcDatetime | None = None
+    waiting_on: _OpenWaitKind | None = None
+    waiting_for: list[str] = []
+    """The child run ids a ``child_runs`` wait is for (empty for any other pause)."""
 
 
 class RunResumed(_Payload):

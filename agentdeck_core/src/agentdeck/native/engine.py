@@ -63,7 +63,7 @@ from agentdeck.native.channel import (
 from agentdeck.native.ctx import NativeWorkflowCtx, PlayState
 from agentdeck.native.journal import SLEEP_REASON, Journal
 from agentdeck.ports import Engine, EngineCapabilities, Entry, Invocable, Invocation
-from agentdeck.vocabulary import ErrorCode, SafePoint
+from agentdeck.vocabulary import ErrorCode, SafePoint, WaitKind
 
 __all__ = ["NativeWorkflowEngine", "input_value", "output_blocks"]
 
@@ -350,5 +350,15 @@ def _parking(parks: Sequence[Park]) -> list[Payload]:
         return [park.interrupt for park in asks if park.interrupt is not None]
     wakes = [park.wake_at for park in parks if park.wake_at is not None]
     children = [park.child_run_id for park in parks if park.child_run_id is not None]
-    reason = f"waiting for child run {', '.join(children)}" if children else SLEEP_REASON
-    return [RunPaused(reason=reason, wake_at=min(wakes) if wakes else None)]
+    waiting_on: WaitKind | None = WaitKind.TIMER if wakes else None
+    reason = SLEEP_REASON
+    if children:
+        reason, waiting_on = f"waiting for child run {', '.join(children)}", WaitKind.CHILD_RUNS
+    return [
+        RunPaused(
+            reason=reason,
+            wake_at=min(wakes) if wakes else None,
+            waiting_on=waiting_on,
+            waiting_for=children,
+        )
+    ]

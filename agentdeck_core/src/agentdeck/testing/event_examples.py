@@ -69,6 +69,7 @@ from agentdeck.vocabulary import (
     InterruptReason,
     ReportLevel,
     SafePoint,
+    WaitKind,
 )
 
 TS = datetime(2025, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
@@ -119,7 +120,12 @@ PAYLOAD_EXAMPLES: dict[type[Any], Any] = {
         where="lookup",
     ),
     RunCancelled: RunCancelled(reason="user closed the tab"),
-    RunPaused: RunPaused(reason="operator stepped away", wake_at=TS + timedelta(hours=1)),
+    RunPaused: RunPaused(
+        reason="waiting for child run run-0002",
+        wake_at=TS + timedelta(hours=1),
+        waiting_on=WaitKind.CHILD_RUNS,
+        waiting_for=["run-0002"],
+    ),
     RunResumed: RunResumed(reason="answered", interrupt_id="int-1"),
     RunInterrupted: RunInterrupted(
         interrupt_id="int-1",

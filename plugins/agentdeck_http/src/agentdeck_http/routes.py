@@ -15,8 +15,8 @@ from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 from sse_starlette import EventSourceResponse
 
+from agentdeck.deck.service import recorded
 from agentdeck.errors import DuplicateKeyError, InvalidInputError, RunStateError
-from agentdeck.model.status import fold
 from agentdeck.vocabulary import TERMINAL, RunStatus
 from agentdeck_http.metrics import render as render_metrics
 from agentdeck_http.problems import problem_for, unavailable
@@ -51,8 +51,7 @@ def native_router(served: Served) -> APIRouter:
         record = await exposure.record(run_id, namespace=namespace)
         interrupts: list[InterruptView] = []
         if pending and record.status is RunStatus.WAITING_ANSWER:
-            run = await exposure.run(run_id, namespace=namespace)
-            state = fold([event async for event in run.events()])
+            state = await exposure.service.state(run_id)
             interrupts = [InterruptView.of(interrupt) for interrupt in state.interrupts]
         return RunView.of(record, interrupts)
 
@@ -277,9 +276,18 @@ def native_router(served: Served) -> APIRouter:
         context = await served.context(
             request, "answer", name=record.name, namespace=resolved, run_id=run_id
         )
-        run = await exposure.run(run_id, namespace=resolved, context=context)
-        await run.answer(body.value, interrupt_id=body.interrupt_id)
-        return await view(run_id, resolved, pending=True)
+        # One read of the log decides the answer and reports it: the view is the run as the
+        # answer left it, with no further read of its record or log. (A context this process
+        # holds for the run wins: `served.context` gives none then, and the runtime uses it.)
+        answered = await exposure.service.answer(
+            run_id, body.value, interrupt_id=body.interrupt_id, context=context
+        )
+        state = answered.after
+        after = recorded(record, state)
+        interrupts: list[InterruptView] = []
+        if after.status is RunStatus.WAITING_ANSWER:
+            interrupts = [InterruptView.of(interrupt) for interrupt in state.interrupts]
+        return RunView.of(after, interrupts)
 
     @router.post(
         "/runs/{run_id}/pause",

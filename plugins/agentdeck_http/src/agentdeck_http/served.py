@@ -106,7 +106,7 @@ class Served:
     ) -> Any:
         """The ``context_factory``'s value for this request (``None`` without a factory, and
         for a continuation when this process still holds the run's own context)."""
-        if run_id is not None and self.exposure.deck.context_of(run_id) is not None:
+        if run_id is not None and self.exposure.service.context_of(run_id) is not None:
             return None
         return await make_context(
             self.binding.context_factory,

@@ -89,7 +89,7 @@ from agentdeck.ports import (
     Invocable,
     Invocation,
 )
-from agentdeck.vocabulary import ErrorCode, SafePoint
+from agentdeck.vocabulary import ErrorCode, SafePoint, WaitKind
 from agentdeck_langgraph.checkpointers import CHECKPOINT_SETTING, checkpoint_url, is_durable
 from agentdeck_langgraph.live import EMPTY, END, LiveChannel, live_config, pump_in_task
 from agentdeck_langgraph.nodes import NAMESPACE_KEY, RUN_ID_KEY, SESSION_KEY
@@ -352,7 +352,11 @@ class LangGraphEngine(Engine):
                     turn = _Turn(state=turn.state, already_done=frozenset(turn.step_nodes))
                     continue
                 self._say_parked_in_memory(workflow)
-                yield RunPaused(reason="sleep", wake_at=min(s.wake_at for s in sleeps))
+                yield RunPaused(
+                    reason="sleep",
+                    wake_at=min(s.wake_at for s in sleeps),
+                    waiting_on=WaitKind.TIMER,
+                )
                 return
             if turn.breakpoint:
                 self._say_parked_in_memory(workflow)

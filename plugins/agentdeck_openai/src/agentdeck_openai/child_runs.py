@@ -17,9 +17,10 @@ How a call is served, without ever running a child inside the Agents SDK's tool 
    rejection never starts the child. Then, after the ``tool_dispatch`` safe point, it starts
    every pending child of the turn at once (:func:`settle_children`) and waits for them.
 3. A child that parks (a question, a pause, its own child) parks the parent too: its state is
-   saved like a pause and the play ends ``run.paused(reason="waiting for child run <id>")``. The
-   runtime resumes the parent when that child ends; the continuation asks again with the same
-   key, which attaches to the finished child.
+   saved like a pause and the play ends ``run.paused(waiting_on="child_runs",
+   waiting_for=[<id>, ...])`` (its reason says the same for people). The runtime resumes the
+   parent when one of those children ends; the continuation asks again with the same key, which
+   attaches to the finished child.
 4. Once every child of the turn has ended, the calls are approved in the SDK's state and its run
    continues: the tool (:func:`child_run_tool`) asks for the child once more with the same key,
    which returns the finished child's result at once, and hands it to the model as the tool

@@ -11,8 +11,8 @@ payloads as they come. It ends with exactly one final payload:
 * ``run.failed``: see :mod:`agentdeck_openai.failures`;
 * one ``run.interrupted`` per tool call waiting for approval, all together (see
   :mod:`agentdeck_openai.approvals`);
-* ``run.paused(reason="waiting for child run <id>")``: a subagent's child run parked (see
-  :mod:`agentdeck_openai.child_runs`);
+* ``run.paused(waiting_on="child_runs", waiting_for=[<id>, ...])``: a subagent's child run
+  parked (see :mod:`agentdeck_openai.child_runs`);
 * a control directive's ``run.paused``/``run.cancelled``.
 
 **Run control.** The stream loop passes the ``stream_item`` safe point after recording the
@@ -56,7 +56,7 @@ from agentdeck.model.payloads import (
     UsageReported,
 )
 from agentdeck.ports import Entry, Invocation
-from agentdeck.vocabulary import AnswerOrigin, ControlVerb, SafePoint
+from agentdeck.vocabulary import AnswerOrigin, ControlVerb, SafePoint, WaitKind
 from agentdeck_openai.approvals import (
     REJECTED,
     STATE_NAME,
@@ -496,7 +496,13 @@ class Play:
             return await self._obey(state)
         if waiting:
             await self._save(state, {})
-            return (RunPaused(reason=f"waiting for child run {', '.join(waiting)}"),)
+            return (
+                RunPaused(
+                    reason=f"waiting for child run {', '.join(waiting)}",
+                    waiting_on=WaitKind.CHILD_RUNS,
+                    waiting_for=list(waiting),
+                ),
+            )
         items = {call.call_id: call for call in pending}
         for child in children:
             state.approve(items[child.call_id].item)

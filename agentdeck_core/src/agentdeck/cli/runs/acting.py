@@ -85,7 +85,7 @@ async def _answer(args: argparse.Namespace) -> int:
     async with open_deck(args, project=args.project) as deck:
         runtime = runtime_of(deck)
         record = await find_run(deck, args.run_id)
-        run = Run(deck, record)
+        run = Run(deck.service, record)
         before = fold(await runtime.store.read(run.id))
         try:
             await run.answer(value, interrupt_id=args.interrupt_id, play=play)
@@ -210,7 +210,7 @@ async def _signal(args: argparse.Namespace) -> int:
     async with open_deck(args, project=args.project) as deck:
         runtime = runtime_of(deck)
         record = await find_run(deck, args.run_id)
-        run = Run(deck, record)
+        run = Run(deck.service, record)
         if verb is ControlVerb.RESUME:
             continued = await runtime.resume(run.id, reason=args.reason or "resumed", play=play)
             if continued:

@@ -1,0 +1,83 @@
+"""What a runtime is given: its knobs, a run's usage caps, a run to start -- and the warning it
+gives about what it was given.
+
+Plain frozen values, read by every other module of the runtime and by the deck that builds
+them from its settings; nothing here does I/O or holds state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from agentdeck.model.content import ContentBlock
+from agentdeck.model.payloads import Usage
+from agentdeck.ports import Invocable
+
+__all__ = ["Budget", "NonDurableStoreWarning", "RuntimeConfig", "StartRequest"]
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeConfig:
+    """The runtime knobs (``AGENTDECK_RUNTIME_*``), in seconds."""
+
+    stale_run_after: float = 3600.0
+    lease_ttl: float = 90.0
+    sweep_interval: float = 30.0
+
+    @property
+    def lease_renew_every(self) -> float:
+        # Six renewals per TTL: a blocked loop has to stall for most of a TTL to lose the lease.
+        return self.lease_ttl / 6
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Caps on one run's model usage, summed from its ``usage.reported`` events.
+
+    A run that goes over any cap ends ``run.failed(budget_exceeded)`` at the event that crossed
+    it. ``None`` means no cap on that measure.
+    """
+
+    max_total_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_requests: int | None = None
+
+    def exceeded_by(self, usage: Usage) -> str | None:
+        """The measure ``usage`` went over, or ``None``."""
+        for measure, cap, used in (
+            ("total tokens", self.max_total_tokens, usage.total_tokens),
+            ("output tokens", self.max_output_tokens, usage.output_tokens),
+            ("model requests", self.max_requests, usage.requests),
+        ):
+            if cap is not None and used > cap:
+                return f"{measure}: {used} used, budget {cap}"
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class StartRequest:
+    """One run to start, after the deck resolved the name and normalized the input."""
+
+    invocable: Invocable
+    input: list[ContentBlock]
+    context: Any = None
+    session_id: str | None = None
+    namespace: str | None = None
+    key: str | None = None
+    parent_run_id: str | None = None
+    deadline: datetime | None = None
+    budget: Budget | None = None
+    deltas: bool = True
+    """See :attr:`agentdeck.ports.Invocation.deltas`."""
+    trace_context: dict[str, str] | None = None
+    """The W3C trace context the caller started the run under, recorded in ``run.started``."""
+
+
+class NonDurableStoreWarning(UserWarning):
+    """A run parked on a store that will not outlive the process.
+
+    Given once per runtime, at the first run that parks on a non-durable event store: the
+    configuration, not the run, is what needs changing (``AGENTDECK_STATE``).
+    """

@@ -1,0 +1,85 @@
+"""What one runtime holds in memory for runs: the plays in flight, runs parked in memory, and the
+budgets and contexts of the runs it started.
+
+Everything else about a run is in the store. What is here cannot be, and so it is lost with
+the process -- by design: a context is a live object that is never written anywhere, and a
+budget or a memory-parked run belongs to the process that started it. A continuation in this
+process finds them here; one elsewhere plays without them.
+
+Every module of the runtime shares one :class:`HeldRuns` (the deck's runtime builds it), so a
+play, a control request and a continuation of the same run see the same entry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentdeck.model.events import Event
+from agentdeck.runtime.config import Budget
+from agentdeck.runtime.write_behind import WriteBehind
+
+__all__ = ["HeldRuns", "Parked", "Playing"]
+
+
+@dataclass(slots=True)
+class Playing:
+    """One play of a run in flight in this process."""
+
+    context: Any
+    budget: Budget | None = None
+    ended: bool = False
+    waiters: list[asyncio.Future[Event | None]] = field(default_factory=list)
+    """Callers in this process waiting for the play's ending: handed the event as it is
+    recorded (``None`` if the play stops without one), so they need not follow the log."""
+    writer: WriteBehind | None = None
+    """Persists the play's payloads behind it (durable stores); ``None``: appended in line."""
+    control_checked: tuple[int, float] = (-1, 0.0)
+    """(control request count, monotonic time) of the last read that found no request."""
+    task: asyncio.Task[None] = field(init=False)
+
+    def end(self, ending: Event | None) -> None:
+        """The play's ending was recorded (or it stopped): wake whoever waits for it, once."""
+        if self.ended:
+            return
+        self.ended = True
+        for waiter in self.waiters:
+            if not waiter.done():
+                waiter.set_result(ending)
+        self.waiters.clear()
+
+
+@dataclass(slots=True)
+class Parked:
+    """A run suspended in this process by an engine that can only park in memory."""
+
+    context: Any
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class HeldRuns:
+    """The runtime's in-memory tables, by run id."""
+
+    __slots__ = ("budgets", "contexts", "parked", "playing")
+
+    def __init__(self) -> None:
+        self.playing: dict[str, Playing] = {}
+        self.parked: dict[str, Parked] = {}
+        # Budgets and contexts live with the process that started the run: a continuation in
+        # this process reuses them, one elsewhere has none (a context is never written anywhere).
+        self.budgets: dict[str, Budget] = {}
+        self.contexts: dict[str, Any] = {}
+
+    def forget(self, run_id: str) -> None:
+        """Drop what this process held for a run that has ended."""
+        self.parked.pop(run_id, None)
+        self.budgets.pop(run_id, None)
+        self.contexts.pop(run_id, None)
+
+    def context_of(self, run_id: str) -> Any:
+        """The live context this process holds for ``run_id`` (``None`` if it holds none)."""
+        playing = self.playing.get(run_id)
+        if playing is not None and playing.context is not None:
+            return playing.context
+        return self.contexts.get(run_id)
