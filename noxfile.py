@@ -1,12 +1,12 @@
 """Every check CI runs, as nox sessions (run them all with `./dev test`).
 
 Sessions
-  tests-<python>(<package>)  a package's own tests, with that package and the core's [testing]
-                             extra installed: `tests-3.11(core)`, `tests-3.11(stores)`, ...
+  tests-<python>(<package>)  a package's own tests, with that package (every extra it has) and
+                             the core's [testing] extra: `tests-3.11(core)`, `tests-3.11(stores)`
   lowest-<python>(<package>) the same tests on the oldest releases each package's dependency
                              floors allow (`uv pip install --resolution lowest-direct`)
-  wheels                     every distribution built, its wheels installed with plain pip into
-                             a clean venv, `agentdeck plugins` discovering each plugin, twine
+  wheels                     every distribution built, installed with plain pip from the wheels
+                             and from a checkout, `agentdeck plugins` finding each plugin, twine
   e2e                        cross-package tests in tests/ with everything installed
   lint / typecheck / imports ruff, mypy --strict on the core, import-linter contracts
   bench_smoke / bench        the benchmark harness: a few iterations / full runs with budgets
@@ -237,7 +237,7 @@ def tests(session: nox.Session, package: str) -> None:
     session.run("pytest", f"{PACKAGES[package]}/tests", *session.posargs)
 
 
-@nox.session(python=REQUIRED_PYTHON)
+@nox.session(python=[REQUIRED_PYTHON])  # a list, so the name carries it: lowest-3.11(core)
 @nox.parametrize("package", [nox.param(name, id=name) for name in PACKAGES])
 def lowest(session: nox.Session, package: str) -> None:
     """One package's tests on the oldest releases its dependency floors allow.
