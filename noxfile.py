@@ -1,8 +1,12 @@
 """Every check CI runs, as nox sessions (run them all with `./dev test`).
 
 Sessions
-  tests-<python>(<package>)  a package's own tests, with that package and the core's [testing]
-                             extra installed: `tests-3.11(core)`, `tests-3.11(stores)`, ...
+  tests-<python>(<package>)  a package's own tests, with that package (every extra it has) and
+                             the core's [testing] extra: `tests-3.11(core)`, `tests-3.11(stores)`
+  lowest-<python>(<package>) the same tests on the oldest releases each package's dependency
+                             floors allow (`uv pip install --resolution lowest-direct`)
+  wheels                     every distribution built, installed with plain pip from the wheels
+                             and from a checkout, `agentdeck plugins` finding each plugin, twine
   e2e                        cross-package tests in tests/ with everything installed
   lint / typecheck / imports ruff, mypy --strict on the core, import-linter contracts
   bench_smoke / bench        the benchmark harness: a few iterations / full runs with budgets
@@ -16,7 +20,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import nox
@@ -43,8 +49,14 @@ PACKAGES: dict[str, str] = {
     "otel": "plugins/agentdeck_otel",
     "http": "plugins/agentdeck_http",
 }
-# Extras a package's own tests need (the Langfuse plugin's sdk_spans tests run the Agents SDK).
+# Extras a package's tests install: every extra it has, since its tests exercise them all (the
+# drivers talk to the real PostgreSQL and Redis; the Langfuse plugin's sdk_spans tests run the
+# Agents SDK). The core's [testing] extra is installed with every package.
 TEST_EXTRAS: dict[str, str] = {
+    "core": "[testing]",
+    "openai": "[redis]",
+    "langgraph": "[postgres]",
+    "stores": "[postgres,redis]",
     "langfuse": "[sdk-spans]",
     # The HTTP binding's 4.x chat routes are tested against the OpenAI engine, its load test
     # against the SQLite store, and its OpenAPI document is fuzzed with schemathesis.
@@ -144,6 +156,8 @@ PYTHONS = [REQUIRED_PYTHON, *(v for v in INTERPRETERS if v != REQUIRED_PYTHON)]
 
 nox.options.sessions = [
     *(f"tests-{REQUIRED_PYTHON}({package})" for package in PACKAGES),
+    *(f"lowest-{REQUIRED_PYTHON}({package})" for package in PACKAGES),
+    "wheels",
     *(
         f"tests-{python}({package})"
         for python in PYTHONS[1:]
@@ -187,12 +201,29 @@ def _example_distributions() -> list[str]:
 
 
 def _install_everything(session: nox.Session, *extra: str) -> None:
-    """Core (with its [testing] extra) and every plugin, editable, in one resolution."""
-    args: list[str] = ["-e", _path(CORE, "[testing]")]
+    """Core (with its [testing] extra) and every plugin with all its extras, editable, in one
+    resolution."""
+    args: list[str] = []
     for name, directory in PACKAGES.items():
-        if name != "core":
-            args += ["-e", _path(directory, TEST_EXTRAS.get(name, ""))]
+        args += ["-e", _path(directory, TEST_EXTRAS.get(name, ""))]
     session.install(*args, *extra)
+
+
+def _install_package(session: nox.Session, package: str, *extra: str) -> None:
+    """One package with all its extras and the local core with [testing], editable, in one
+    resolution: the package's `agentdeck-core` requirement is met by ./agentdeck_core, never by
+    an index."""
+    args = ["-e", _path(CORE, TEST_EXTRAS["core"])]
+    if package != "core":
+        args += ["-e", _path(PACKAGES[package], TEST_EXTRAS.get(package, ""))]
+    session.install(*args, *extra)
+
+
+def _entry_points(directory: str) -> list[str]:
+    """The `agentdeck` entry points (plugin names) a package's pyproject.toml declares."""
+    with (ROOT / directory / "pyproject.toml").open("rb") as file:
+        project = tomllib.load(file)["project"]
+    return sorted(project.get("entry-points", {}).get("agentdeck", {}))
 
 
 # --- sessions -----------------------------------------------------------------------------------
@@ -202,15 +233,115 @@ def _install_everything(session: nox.Session, *extra: str) -> None:
 @nox.parametrize("package", [nox.param(name, id=name) for name in PACKAGES])
 def tests(session: nox.Session, package: str) -> None:
     """Run one package's own tests against the local core."""
-    directory = PACKAGES[package]
-    # One install command: the package under test and the local core resolve together, so the
-    # plugin's `agentdeck-core` requirement is met by ./agentdeck_core, never by an index.
-    if package == "core":
-        session.install("-e", _path(CORE, "[testing]"))
-    else:
-        extras = TEST_EXTRAS.get(package, "")
-        session.install("-e", _path(directory, extras), "-e", _path(CORE, "[testing]"))
-    session.run("pytest", f"{directory}/tests", *session.posargs)
+    _install_package(session, package)
+    session.run("pytest", f"{PACKAGES[package]}/tests", *session.posargs)
+
+
+@nox.session(python=[REQUIRED_PYTHON])  # a list, so the name carries it: lowest-3.11(core)
+@nox.parametrize("package", [nox.param(name, id=name) for name in PACKAGES])
+def lowest(session: nox.Session, package: str) -> None:
+    """One package's tests on the oldest releases its dependency floors allow.
+
+    `--resolution lowest-direct` installs the lowest allowed version of every requirement the
+    package and the core declare (transitive ones stay newest), so a floor in a pyproject.toml is
+    a version the whole test suite has passed on. `--upgrade` re-resolves a reused venv from
+    scratch: a floor lowered since the last run is installed, not kept at the version it had.
+    """
+    _install_package(session, package, "--resolution", "lowest-direct", "--upgrade")
+    session.run("pytest", f"{PACKAGES[package]}/tests", *session.posargs)
+
+
+@nox.session(python=REQUIRED_PYTHON)
+def wheels(session: nox.Session) -> None:
+    """Build every distribution and install AgentDeck the ways the README says, with plain pip.
+
+    1. `uv build --all-packages` builds each package's sdist, then its wheel from that sdist, with
+       AGENTDECK_RELEASE=1 so the meta-distribution names its members (`name==version`) as a
+       release to an index must (hatch_build.py). `.ci/dists.py check` checks what every
+       artifact carries (LICENSE, license metadata, project URLs, known classifiers, no direct
+       references) and `twine check --strict` its metadata and README.
+    2. Into a clean `python -m venv`, the third-party requirements come from the index (uv, from
+       its cache), then plain pip installs ours from the built files only (`--no-index
+       --find-links`): every first-party requirement resolves by name, and `pip check` passes.
+    3. From a copy of the checkout (what a fresh clone holds), plain pip installs `.` and then
+       `./agentdeck_core ./plugins/agentdeck_stores`, each into a clean venv.
+    After each install, `agentdeck plugins` must list exactly the plugins the installed
+    distributions declare; a missing one fails the session by name.
+    """
+    session.install("uv", "twine", "packaging", "trove-classifiers")
+    tmp = Path(session.create_tmp()).resolve()
+    dist = tmp / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.run(
+        "uv", "build", "--all-packages", "--quiet", "--out-dir", str(dist),
+        env={"AGENTDECK_RELEASE": "1"},
+    )  # fmt: skip
+    session.run("python", ".ci/dists.py", "check", str(dist))
+    artifacts = sorted(str(p) for pattern in ("*.whl", "*.tar.gz") for p in dist.glob(pattern))
+    session.run("twine", "check", "--strict", *artifacts)
+    third_party = tmp / "third-party.txt"
+    listing = session.run("python", ".ci/dists.py", "third-party", str(dist), silent=True)
+    third_party.write_text(str(listing), encoding="utf-8")
+    everything = [name for directory in PACKAGES.values() for name in _entry_points(directory)]
+
+    pip = _clean_venv(session, tmp / "venv-wheels", third_party)
+    version = _project_version(".")
+    session.run(
+        *pip, "install", "--quiet", "--no-index", "--find-links", str(dist), f"agentdeck=={version}"
+    )
+    _check_plugins(session, tmp / "venv-wheels", everything)
+
+    checkout = tmp / "checkout"
+    _copy_checkout(checkout)
+    with session.chdir(checkout):
+        pip = _clean_venv(session, tmp / "venv-checkout", third_party)
+        session.run(*pip, "install", "--quiet", ".")
+        _check_plugins(session, tmp / "venv-checkout", everything)
+
+        pip = _clean_venv(session, tmp / "venv-pick", None)
+        session.run(*pip, "install", "--quiet", "./agentdeck_core", "./plugins/agentdeck_stores")
+        picked = [*_entry_points(CORE), *_entry_points(PACKAGES["stores"])]
+        _check_plugins(session, tmp / "venv-pick", picked)
+
+
+def _clean_venv(session: nox.Session, venv: Path, third_party: Path | None) -> list[str]:
+    """A new `python -m venv` (pip included), optionally with the third-party requirements from
+    the index already in it; returns the command that runs its pip."""
+    shutil.rmtree(venv, ignore_errors=True)
+    session.run("python", "-m", "venv", str(venv))
+    python = str(venv / "bin" / "python")
+    if third_party is not None:
+        session.run("uv", "pip", "install", "--quiet", "--python", python, "-r", str(third_party))
+    return [python, "-m", "pip", "--disable-pip-version-check"]
+
+
+def _check_plugins(session: nox.Session, venv: Path, expected: list[str]) -> None:
+    """`pip check` is clean and `agentdeck plugins` in ``venv`` lists exactly ``expected``."""
+    session.run(str(venv / "bin" / "python"), "-m", "pip", "check", external=True)
+    listing = session.run(str(venv / "bin" / "agentdeck"), "plugins", silent=True, external=True)
+    listing_file = venv / "agentdeck-plugins.txt"
+    listing_file.write_text(str(listing), encoding="utf-8")
+    session.run("python", str(ROOT / ".ci" / "dists.py"), "plugins", str(listing_file), *expected)
+
+
+def _copy_checkout(target: Path) -> None:
+    """The files a fresh clone has (tracked ones, plus new files git does not ignore), so a
+    local run checks the working tree and CI's run its clone, without .venv/ or .nox/."""
+    shutil.rmtree(target, ignore_errors=True)
+    files = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT, capture_output=True, check=True,
+    ).stdout.decode().split("\0")  # fmt: skip
+    for name in filter(None, files):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+
+
+def _project_version(directory: str) -> str:
+    with (ROOT / directory / "pyproject.toml").open("rb") as file:
+        return str(tomllib.load(file)["project"]["version"])
 
 
 @nox.session(python=REQUIRED_PYTHON)

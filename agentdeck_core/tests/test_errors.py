@@ -20,6 +20,7 @@ from agentdeck.errors import (
     ContextTypeError,
     DuplicateKeyError,
     EventSchemaError,
+    ExtraNotInstalledError,
     InvalidInputError,
     NotFoundError,
     PluginNotInstalledError,
@@ -122,6 +123,25 @@ CASES: dict[type[AgentDeckError], Case] = {
             "accepted": ("agentdeck-langfuse",),
         },
         ("agentdeck.observers.LangfuseObserver", "pip install agentdeck-langfuse"),
+    ),
+    ExtraNotInstalledError: Case(
+        lambda: ExtraNotInstalledError(
+            feature="the postgresql:// store",
+            distribution="agentdeck-stores",
+            extra="postgres",
+            missing="psycopg",
+            setting="AGENTDECK_STATE",
+        ),
+        {
+            "feature": "the postgresql:// store",
+            "distribution": "agentdeck-stores",
+            "extra": "postgres",
+            "missing": "psycopg",
+            "requirement": "agentdeck-stores[postgres]",
+            "setting": "AGENTDECK_STATE",
+            "accepted": ("agentdeck-stores[postgres]",),
+        },
+        ("postgresql://", "'psycopg'", "pip install 'agentdeck-stores[postgres]'"),
     ),
     RunStateError: Case(
         lambda: RunStateError(
@@ -295,6 +315,16 @@ def test_context_type_error_is_a_config_error() -> None:
     assert issubclass(ContextTypeError, ConfigError)
     with pytest.raises(ConfigError):
         raise CASES[ContextTypeError].build()
+
+
+@pytest.mark.parametrize("cls", [PluginNotInstalledError, ExtraNotInstalledError])
+def test_a_missing_install_is_a_config_error_and_an_import_error(
+    cls: type[AgentDeckError],
+) -> None:
+    # The optional-dependency idiom (`except ImportError`) and AgentDeck's own both catch it.
+    for caught_as in (ConfigError, ImportError):
+        with pytest.raises(caught_as):
+            raise CASES[cls].build()
 
 
 def test_run_suspended_error_is_a_run_state_error() -> None:

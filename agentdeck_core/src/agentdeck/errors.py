@@ -24,6 +24,7 @@ __all__ = [
     "ContextTypeError",
     "DuplicateKeyError",
     "EventSchemaError",
+    "ExtraNotInstalledError",
     "InvalidInputError",
     "NotFoundError",
     "PluginNotInstalledError",
@@ -106,6 +107,41 @@ class PluginNotInstalledError(ConfigError, ImportError):
         self.attribute = attribute
         self.module = module
         self.distribution = distribution
+
+
+class ExtraNotInstalledError(ConfigError, ImportError):
+    """A feature of an installed plugin whose optional dependencies (one of its extras) are not.
+
+    Database drivers and similar heavy dependencies are extras of the plugin that uses them
+    (``agentdeck-stores[postgres]``), so choosing the feature -- a ``postgresql://`` store, a
+    Redis session -- without them fails here, saying what to install, instead of with the bare
+    ``ModuleNotFoundError`` of a driver the user never named. It is also an
+    :class:`ImportError`, like :class:`PluginNotInstalledError`. ``feature`` is what was asked
+    for, ``distribution`` and ``extra`` what provides it, ``missing`` the module that did not
+    import and ``requirement`` the line to install (``agentdeck-stores[postgres]``).
+    """
+
+    def __init__(
+        self,
+        *,
+        feature: str,
+        distribution: str,
+        extra: str,
+        missing: str,
+        setting: str | None = None,
+    ) -> None:
+        requirement = f"{distribution}[{extra}]"
+        super().__init__(
+            f"{feature} needs {missing!r}, which is not installed; install it with: "
+            f"pip install '{requirement}'",
+            setting=setting,
+            accepted=(requirement,),
+        )
+        self.feature = feature
+        self.distribution = distribution
+        self.extra = extra
+        self.missing = missing
+        self.requirement = requirement
 
 
 class ContextTypeError(ConfigError):

@@ -3,6 +3,7 @@ checkpointer plugins by scheme; and the engine built the way a deck builds it.""
 
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from lg_graphs import START_STATE, asking
 
-from agentdeck.errors import ConfigError, StoreError
+from agentdeck.errors import ConfigError, ExtraNotInstalledError, StoreError
 from agentdeck.plugins.host import CHECKPOINTERS, ENGINES, PluginHost, PluginWarning
 from agentdeck.ports import BackendRequest, EngineRequest
 from agentdeck.settings import Settings
@@ -23,7 +24,7 @@ from agentdeck_langgraph import (
     SqliteCheckpointers,
     Workflow,
 )
-from agentdeck_langgraph.checkpointers import checkpoint_url, sqlite_file
+from agentdeck_langgraph.checkpointers import POSTGRES_MODULES, checkpoint_url, sqlite_file
 
 
 def _host() -> PluginHost:
@@ -134,6 +135,44 @@ async def test_a_deck_without_langgraph_workflows_opens_whatever_its_state_is() 
     busy.compile(Workflow("approval", asking()))
     with pytest.raises(ConfigError, match="AGENTDECK_CHECKPOINT"):
         await busy.open()
+
+
+@pytest.mark.parametrize("missing", list(POSTGRES_MODULES))
+async def test_postgresql_checkpoints_without_the_extra_name_it_when_the_engine_opens(
+    missing: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A None entry in sys.modules fails the import as a missing package does.
+    monkeypatch.setitem(sys.modules, missing, None)
+    engine = LangGraphEngine(
+        EngineRequest(settings=Settings(env={}), state_url="postgresql://127.0.0.1:5432/test")
+    )
+    engine.compile(Workflow("approval", asking()))
+
+    with pytest.raises(ExtraNotInstalledError) as refused:
+        await engine.open()
+    await engine.close()
+
+    error = refused.value
+    assert error.requirement == "agentdeck-langgraph[postgres]" and error.missing == missing
+    assert "postgresql:// LangGraph checkpointer" in str(error)
+    assert "pip install 'agentdeck-langgraph[postgres]'" in str(error)
+
+
+async def test_sqlite_checkpoints_need_no_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for module in POSTGRES_MODULES:
+        monkeypatch.setitem(sys.modules, module, None)
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    engine = LangGraphEngine(EngineRequest(settings=Settings(env={}), state_url=state))
+    workflow = Workflow("approval", asking())
+    invocation = make_invocation(engine, workflow, START_STATE)
+    await engine.open()
+    try:
+        check_interrupted(await drive(engine, invocation))
+    finally:
+        await engine.close()
+    assert (tmp_path / "state-checkpoints.db").is_file()
 
 
 async def test_an_unreachable_postgresql_checkpointer_is_a_store_error_not_a_driver_error() -> None:

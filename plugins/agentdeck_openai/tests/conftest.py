@@ -1,13 +1,25 @@
-"""Test configuration: the Hypothesis profiles every AgentDeck suite shares, the core's isolation
-fixtures (real Redis/PostgreSQL), and this package's own loopback-model-server fixtures."""
+"""Test configuration: the Hypothesis profiles every AgentDeck suite shares and the core's isolation
+fixtures (real Redis/PostgreSQL). This package's loopback-model-server fixtures (``model_server``,
+``openai_env``) come from its own pytest plugin, which pytest loads through the ``pytest11`` entry
+point of the installed distribution, as it does for a user's suite."""
 
 from __future__ import annotations
 
+import pytest
+
 from agentdeck.testing.profiles import load_profile
 
-pytest_plugins = ["agentdeck.testing.fixtures", "agentdeck_openai.pytest_plugin"]
+pytest_plugins = ["agentdeck.testing.fixtures"]
 
 load_profile()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every test here is offline: drop the Agents SDK's default trace exporter before any test
+    (or module-level code) can create a trace, not only in tests that ask for ``model_server``."""
+    from agents import set_trace_processors
+
+    set_trace_processors([])
 
 
 def _load_engine_support() -> None:

@@ -8,6 +8,7 @@ shown to carry the first turn.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from agents.extensions.memory import RedisSession
 from openai import AsyncOpenAI
 from redis.asyncio import Redis
 
-from agentdeck.errors import ConfigError, InvalidInputError, StoreError
+from agentdeck.errors import ConfigError, ExtraNotInstalledError, InvalidInputError, StoreError
 from agentdeck.ports import BackendRequest, SessionFactory
 from agentdeck.settings import Settings
 from agentdeck.testing.fixtures import RedisPrefix
@@ -204,6 +205,22 @@ def test_only_redis_urls_and_positive_ttls_are_accepted() -> None:
     with pytest.raises(ConfigError) as refused:
         RedisSessionFactory("redis://127.0.0.1:6379/0", ttl=0)
     assert refused.value.setting == "AGENTDECK_SESSION_REDIS_TTL"
+
+
+def test_redis_sessions_without_the_redis_extra_name_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentdeck import Deck
+
+    # A None entry in sys.modules fails the import as a missing package does.
+    monkeypatch.setitem(sys.modules, "redis", None)
+    deck = Deck(settings=Settings.load(env={"AGENTDECK_SESSION": "redis://h:6379/0"}))
+
+    with pytest.raises(ExtraNotInstalledError) as refused:
+        deck.build()
+
+    error = refused.value
+    assert (error.requirement, error.missing) == ("agentdeck-openai[redis]", "redis")
+    assert error.setting == "AGENTDECK_SESSION"
+    assert "pip install 'agentdeck-openai[redis]'" in str(error)
 
 
 # --------------------------------------------------------------------------- where the URL is read

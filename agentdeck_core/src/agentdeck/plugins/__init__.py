@@ -7,5 +7,7 @@ register through the same path as any plugin.
 * :mod:`.loading` -- finding plugins and loading each one in isolation;
 * :mod:`.registry` -- what can be registered, by whom, and the checking ``register`` callbacks;
 * :mod:`.listing` -- the records ``agentdeck plugins`` prints;
-* :mod:`.urls` -- scheme-shaped URLs.
+* :mod:`.urls` -- scheme-shaped URLs;
+* :mod:`.extras` -- the check a plugin makes before using an optional dependency it ships as an
+  extra.
 """

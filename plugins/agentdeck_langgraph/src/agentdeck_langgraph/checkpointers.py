@@ -6,7 +6,8 @@
                                    ``sqlite://rel/path`` is accepted too)
 ``postgresql://...``,              ``AsyncPostgresSaver`` on a connection pool (``autocommit``,
 ``postgres://...``                 ``dict_row``, ``prepare_threshold=0``, as LangGraph requires),
-                                   tables created by ``setup()`` when the pool opens
+                                   tables created by ``setup()`` when the pool opens; needs the
+                                   ``agentdeck-langgraph[postgres]`` extra
 =================================  ================================================================
 
 Where checkpoints live by default (:func:`checkpoint_url`): ``AGENTDECK_CHECKPOINT`` when set,
@@ -39,6 +40,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agentdeck.errors import ConfigError, StoreError
+from agentdeck.plugins.extras import require_extra
 from agentdeck.plugins.host import redact_url, scheme_of
 from agentdeck.ports import BackendRequest, CheckpointerFactory
 from agentdeck.settings import Settings
@@ -56,6 +58,8 @@ __all__ = [
 
 CHECKPOINT_SETTING = "AGENTDECK_CHECKPOINT"
 STATE_SETTING = "AGENTDECK_STATE"
+POSTGRES_MODULES = ("langgraph.checkpoint.postgres.aio", "psycopg", "psycopg_pool")
+"""What the PostgreSQL checkpointer imports: the ``agentdeck-langgraph[postgres]`` extra."""
 DERIVED_SCHEMES = ("memory", "sqlite", "postgresql", "postgres")
 """State-root schemes a checkpoint location is derived from."""
 
@@ -174,6 +178,9 @@ class SqliteCheckpointers(CheckpointerFactory):
 class PostgresCheckpointers(CheckpointerFactory):
     """``postgresql://dsn``: an ``AsyncPostgresSaver`` on a ``psycopg_pool`` connection pool.
 
+    Needs the ``agentdeck-langgraph[postgres]`` extra; without it, constructing one raises
+    :class:`~agentdeck.errors.ExtraNotInstalledError` saying so.
+
     The pool's connections use the options LangGraph's saver needs (``autocommit=True``,
     ``row_factory=dict_row``, ``prepare_threshold=0``); ``setup()`` creates or migrates its
     tables once per open. A DSN's ``options=-csearch_path=...`` is honoured, so checkpoints can
@@ -183,6 +190,13 @@ class PostgresCheckpointers(CheckpointerFactory):
     durable: ClassVar[bool] = True
 
     def __init__(self, url: str, *, open_timeout: float = OPEN_TIMEOUT) -> None:
+        # Checked when a location is chosen, before anything connects: a missing extra is named.
+        require_extra(
+            *POSTGRES_MODULES,
+            feature=f"the {url.partition('://')[0].lower()}:// LangGraph checkpointer",
+            distribution="agentdeck-langgraph",
+            extra="postgres",
+        )
         self.url = url
         self.open_timeout = open_timeout
 

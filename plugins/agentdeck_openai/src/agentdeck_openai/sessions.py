@@ -10,7 +10,8 @@ Two factories, chosen by ``AGENTDECK_SESSION`` (its URL scheme):
     :class:`RedisSessionFactory`: ``agents.extensions.memory.RedisSession`` objects sharing one
     ``redis.asyncio.Redis`` client, keyed ``<AGENTDECK_SESSION_REDIS_KEY_PREFIX>:<session id>``
     and expiring after ``AGENTDECK_SESSION_REDIS_TTL`` seconds when that is set. Shared by every
-    worker and surviving a restart.
+    worker and surviving a restart. Needs the ``agentdeck-openai[redis]`` extra (the Redis
+    client); without it the factory raises :class:`~agentdeck.errors.ExtraNotInstalledError`.
 
 A session is the history an engine builds its next model call from — private to the engine, and
 not the event log.
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
 
 from agentdeck.errors import ConfigError, InvalidInputError, StoreError
+from agentdeck.plugins.extras import require_extra
 from agentdeck.ports import BackendRequest, SessionFactory
 from agentdeck.settings import Settings
 from agentdeck_openai.settings import SessionSettings
@@ -145,14 +147,15 @@ class RedisSessionFactory(SessionFactory):
                 f"a Redis session TTL must be a positive number of seconds or unset, not {ttl!r}",
                 setting=SessionSettings.env_var("redis_ttl"),
             )
-        try:
-            from redis.asyncio import Redis
-        except ImportError as exc:
-            raise ConfigError(
-                f"AGENTDECK_SESSION={urlsplit(url).scheme}://... needs the redis package "
-                f"({exc}); install it with: pip install 'openai-agents[redis]'",
-                setting=_SETTING,
-            ) from None
+        require_extra(
+            "redis",
+            feature=f"AGENTDECK_SESSION={_scheme(url)}://...",
+            distribution="agentdeck-openai",
+            extra="redis",
+            setting=_SETTING,
+        )
+        from redis.asyncio import Redis
+
         self.url = url
         self.key_prefix = key_prefix
         self.ttl = ttl

@@ -2,37 +2,88 @@
 
 Each backend module is imported only when its scheme is first used, so installing the plugin
 costs nothing at deck construction and a missing optional driver fails only the scheme that
-needs it.
+needs it. The drivers are extras of this distribution (``agentdeck-stores[postgres]``,
+``agentdeck-stores[redis]``); choosing a scheme whose driver is missing raises
+:class:`~agentdeck.errors.ExtraNotInstalledError` naming the extra to install. SQLite needs only
+the standard library.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import agentdeck
+from agentdeck.plugins.extras import require_extra
 from agentdeck.plugins.hookspecs import RegisterScheme
 from agentdeck.ports import BackendRequest, ControlPort, EventStore, LeasePort
 
+DISTRIBUTION = "agentdeck-stores"
+
 _Port = TypeVar("_Port")
 
-# scheme -> (module, class prefix); each module defines <Prefix>EventStore, <Prefix>ControlPort
-# and <Prefix>LeasePort, each with a ``from_request(request)`` classmethod.
-BACKENDS: dict[str, tuple[str, str, str]] = {
-    "sqlite": ("agentdeck_stores.sqlite", "Sqlite", "SQLite file (sqlite:///path)"),
-    "postgresql": ("agentdeck_stores.postgres", "Postgres", "PostgreSQL (psycopg 3, pooled)"),
-    "postgres": ("agentdeck_stores.postgres", "Postgres", "PostgreSQL (alias of postgresql://)"),
-    "redis": ("agentdeck_stores.redisstore", "Redis", "Redis (redis-py asyncio)"),
-    "rediss": ("agentdeck_stores.redisstore", "Redis", "Redis over TLS"),
+
+@dataclass(frozen=True)
+class Backend:
+    """One scheme's backend: ``module`` defines ``<prefix>EventStore``, ``<prefix>ControlPort``
+    and ``<prefix>LeasePort``, each with a ``from_request(request)`` classmethod; ``extra`` is
+    the extra that installs ``drivers`` (the top-level modules it imports), or None."""
+
+    module: str
+    prefix: str
+    description: str
+    extra: str | None = None
+    drivers: tuple[str, ...] = ()
+
+
+_POSTGRES_DRIVERS = ("psycopg", "psycopg_pool")
+_REDIS_DRIVERS = ("redis",)
+
+BACKENDS: dict[str, Backend] = {
+    "sqlite": Backend("agentdeck_stores.sqlite", "Sqlite", "SQLite file (sqlite:///path)"),
+    "postgresql": Backend(
+        "agentdeck_stores.postgres",
+        "Postgres",
+        "PostgreSQL (psycopg 3, pooled)",
+        "postgres",
+        _POSTGRES_DRIVERS,
+    ),
+    "postgres": Backend(
+        "agentdeck_stores.postgres",
+        "Postgres",
+        "PostgreSQL (alias of postgresql://)",
+        "postgres",
+        _POSTGRES_DRIVERS,
+    ),
+    "redis": Backend(
+        "agentdeck_stores.redisstore", "Redis", "Redis (redis-py asyncio)", "redis", _REDIS_DRIVERS
+    ),
+    "rediss": Backend(
+        "agentdeck_stores.redisstore", "Redis", "Redis over TLS", "redis", _REDIS_DRIVERS
+    ),
 }
 
 
-def _factory(module: str, class_name: str) -> Callable[[BackendRequest], Any]:
+def load_backend_module(scheme: str) -> Any:
+    """Import the module behind ``scheme``, after checking the extra its driver comes from."""
+    backend = BACKENDS[scheme]
+    if backend.extra is not None:
+        require_extra(
+            *backend.drivers,
+            feature=f"the {scheme}:// store",
+            distribution=DISTRIBUTION,
+            extra=backend.extra,
+        )
+    return importlib.import_module(backend.module)
+
+
+def _factory(scheme: str, class_name: str) -> Callable[[BackendRequest], Any]:
     # Any: the class is looked up by name on first use; the host checks that what it builds is
     # the port the hook registered it for.
     def build(request: BackendRequest) -> Any:
-        backend = getattr(importlib.import_module(module), class_name)
+        backend = getattr(load_backend_module(scheme), class_name)
         return backend.from_request(request)
 
     build.__qualname__ = f"{class_name}.from_request"
@@ -40,8 +91,12 @@ def _factory(module: str, class_name: str) -> Callable[[BackendRequest], Any]:
 
 
 def _register(register: RegisterScheme[_Port], suffix: str) -> None:
-    for scheme, (module, prefix, description) in BACKENDS.items():
-        register(scheme, _factory(module, f"{prefix}{suffix}"), description=description)
+    for scheme, backend in BACKENDS.items():
+        register(
+            scheme,
+            _factory(scheme, f"{backend.prefix}{suffix}"),
+            description=backend.description,
+        )
 
 
 @agentdeck.hookimpl

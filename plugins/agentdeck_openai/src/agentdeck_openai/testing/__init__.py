@@ -8,7 +8,8 @@
     with LoopbackModelServer(script) as server:
         ...  # point AsyncOpenAI(base_url=server.base_url, api_key="sk-loopback") at it
 
-``agentdeck_openai.pytest_plugin`` wraps it in fixtures.
+``agentdeck_openai.pytest_plugin`` wraps it in fixtures, which pytest loads by itself wherever this
+distribution is installed (the ``pytest11`` entry point).
 """
 
 from __future__ import annotations
