@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdeck.errors import StoreError
+from agentdeck.errors import ConfigError, StoreError
 from agentdeck.model.events import Event, parse_payload
 from agentdeck.model.payloads import RunCompleted, RunStarted, TextDelta
 from agentdeck.model.status import fold
@@ -20,7 +20,7 @@ from agentdeck_stores import _sqlite_writer
 from agentdeck_stores._sql import ns_key, to_micros
 from agentdeck_stores._sqlite_events import MAX_SEQ, event_id
 from agentdeck_stores._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
-from agentdeck_stores.sqlite import SqliteEventStore
+from agentdeck_stores.sqlite import SqliteControlPort, SqliteEventStore, SqliteLeasePort
 
 _T0 = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
@@ -191,3 +191,49 @@ async def test_events_keep_their_time_and_envelope(sqlite_path: Path) -> None:
         ] == [("chat", "tenant", parent.run_id, opened.event.origin, UTC)] * 2
     finally:
         await store.close()
+
+
+def _foreign_file(path: Path) -> None:
+    """An application's own database: two tables of its own, a row in one."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+        connection.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer INTEGER)")
+        connection.execute("INSERT INTO customers (name) VALUES ('Ada')")
+    connection.close()
+
+
+def _tables(path: Path) -> list[str]:
+    with sqlite3.connect(path) as connection:
+        rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        names = sorted(name for (name,) in rows)
+    connection.close()
+    return names
+
+
+@pytest.mark.parametrize("port", [SqliteEventStore, SqliteControlPort, SqliteLeasePort])
+async def test_another_programs_database_is_refused_and_left_untouched(
+    sqlite_path: Path, port: type[SqliteEventStore | SqliteControlPort | SqliteLeasePort]
+) -> None:
+    _foreign_file(sqlite_path)
+    backend = port.from_request(BackendRequest(url=f"sqlite:///{sqlite_path}"))
+    with pytest.raises(ConfigError, match="another program's SQLite database") as refused:
+        await backend.open()
+    assert str(sqlite_path) in str(refused.value)
+    assert "customers, orders" in str(refused.value)
+    assert _tables(sqlite_path) == ["customers", "orders"]
+
+
+async def test_an_empty_file_is_initialised_and_ours_keeps_opening_with_a_table_added(
+    sqlite_path: Path,
+) -> None:
+    sqlite_path.touch()
+    store = SqliteEventStore.from_request(BackendRequest(url=f"sqlite:///{sqlite_path}"))
+    await store.open()
+    await store.close()
+    assert "agentdeck_schema" in _tables(sqlite_path)
+    with sqlite3.connect(sqlite_path) as connection:
+        connection.execute("CREATE TABLE notes (body TEXT)")  # someone's addition to our file
+    connection.close()
+    again = SqliteEventStore.from_request(BackendRequest(url=f"sqlite:///{sqlite_path}"))
+    await again.open()
+    await again.close()

@@ -244,10 +244,46 @@ MIGRATIONS: dict[int, tuple[Migration, ...]] = {
 assert max(MIGRATIONS) == SCHEMA_VERSION
 
 
-def ensure_schema(connection: sqlite3.Connection, url: str) -> None:
-    """Create or migrate the schema to :data:`SCHEMA_VERSION`, atomically."""
+def _refuse_a_foreign_file(connection: sqlite3.Connection, url: str, path: str) -> None:
+    """Refuse a database that holds another program's tables and none of ours.
+
+    A state URL that points at the wrong file (an application's own database, a LangGraph
+    checkpoint file) would otherwise get AgentDeck's tables added beside the owner's, silently.
+    A file with AgentDeck's schema table is ours, whatever else was put in it later; an empty or
+    new file is initialised. There is no override: a separate file costs nothing.
+    """
+    ours = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agentdeck_schema'"
+    ).fetchone()
+    if ours is not None:
+        return
+    foreign = [
+        name
+        for (name,) in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+        )
+        if not name.startswith(("agentdeck_", "sqlite_"))
+    ]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (
+            f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        )
+        raise ConfigError(
+            f"{path} is another program's SQLite database (it has the tables {shown} and no "
+            "AgentDeck schema); it was left untouched. Point the AgentDeck state at a file of its "
+            f"own, e.g. sqlite:///{Path(path).with_name('agentdeck-state.db')}"
+        )
+
+
+def ensure_schema(connection: sqlite3.Connection, url: str, path: str | None = None) -> None:
+    """Create or migrate the schema to :data:`SCHEMA_VERSION`, atomically.
+
+    ``path`` (the file, for messages; the URL when not given) is checked first: a file holding
+    another program's tables is refused, see :func:`_refuse_a_foreign_file`.
+    """
     connection.execute("BEGIN IMMEDIATE")
     try:
+        _refuse_a_foreign_file(connection, url, path or url)
         connection.execute("CREATE TABLE IF NOT EXISTS agentdeck_schema (version INTEGER NOT NULL)")
         row = connection.execute("SELECT max(version) FROM agentdeck_schema").fetchone()
         current = int(row[0]) if row[0] is not None else 0

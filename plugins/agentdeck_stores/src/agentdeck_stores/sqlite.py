@@ -225,7 +225,9 @@ class _Backend:
         writer = await acquire_writer(self.path, self._connect, self._translate, self._level)
         threads: list[ConnectionThread[Any]] = []
         try:
-            await writer.call(partial(ensure_schema, url=self.url), self._level, self._translate)
+            await writer.call(
+                partial(ensure_schema, url=self.url, path=self.path), self._level, self._translate
+            )
             for n in range(readers):
                 reader: ConnectionThread[Any] = ConnectionThread(
                     f"agentdeck-sqlite-{role}-{n}:{self.path}",
