@@ -80,11 +80,20 @@ class Liveness:
 
         Until it lands the run's lease reads ``NONE``, which lets nobody take the run over.
         """
-        acquiring = asyncio.get_running_loop().create_task(
-            self.leases.acquire(run_id, self.owner, self.config.lease_ttl)
-        )
-        acquiring.add_done_callback(lambda t: self._on_lease_taken(run_id, t))
-        return acquiring
+        return asyncio.get_running_loop().create_task(self._acquire_and_hold(run_id))
+
+    async def _acquire_and_hold(self, run_id: str) -> bool:
+        """Hold the lease inside the task that takes it, so the play sees it held whenever it
+        sees the task done.
+
+        (A done-callback would run one loop turn after the task is done: a run that ended in
+        that turn gave its lease back first and was then held -- renewed, and reported lost,
+        long after it finished.)
+        """
+        taken = await self.leases.acquire(run_id, self.owner, self.config.lease_ttl)
+        if taken:
+            self.hold(run_id)
+        return taken
 
     def hold(self, run_id: str) -> None:
         """Keep the lease just taken for ``run_id`` renewed while it plays here.
@@ -103,10 +112,6 @@ class Liveness:
         a parked run's is released by its play at once, as it may be continued any moment."""
         self._unleased[run_id] = None
         self._tidy_soon()
-
-    def _on_lease_taken(self, run_id: str, acquiring: asyncio.Task[bool]) -> None:
-        if not acquiring.cancelled() and acquiring.exception() is None and acquiring.result():
-            self.hold(run_id)
 
     async def _renew_leases(self) -> None:
         """Renew the leases of the runs playing here, every ``lease_renew_every``, until none
