@@ -16,6 +16,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.func import entrypoint
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, Send
 
 from agentdeck import Deck, ForkUnsupportedError, InvalidInputError, RunFailedError, Settings
 from agentdeck.cli import main
@@ -187,3 +188,75 @@ async def test_runs_show_prints_where_a_fork_came_from(
     assert status == 0
     assert f"forked from run {original.id} at step 1" in out
     assert "SECOND ANSWER" in out
+
+
+class Fanned(TypedDict, total=False):
+    words: list[str]
+    word: str
+    shouted: Annotated[list[str], operator.add]
+    route: str
+
+
+def split(state: Fanned) -> dict[str, Any]:
+    return {}
+
+
+def fan(state: Fanned) -> list[Send]:
+    return [Send("shout_one", {"word": word}) for word in state["words"]]
+
+
+def shout_one(state: Fanned) -> dict[str, Any]:
+    executed["shout_one"] += 1
+    return {"shouted": [state["word"].upper()]}
+
+
+def router(state: Fanned) -> Command[Any]:
+    goto = "long" if len(state["words"]) > 2 else "short"
+    return Command(update={"route": goto}, goto=goto)
+
+
+def long_words(state: Fanned) -> dict[str, Any]:
+    return {"shouted": ["many words"]}
+
+
+def short_words(state: Fanned) -> dict[str, Any]:
+    return {"shouted": ["few words"]}
+
+
+def fanned_graphs() -> list[Workflow]:
+    sending: StateGraph[Any, Any, Any, Any] = StateGraph(Fanned)
+    sending.add_node("split", split)
+    sending.add_node("shout_one", shout_one)
+    sending.add_edge(START, "split")
+    sending.add_conditional_edges("split", fan, ["shout_one"])
+    sending.add_edge("shout_one", END)
+    routing: StateGraph[Any, Any, Any, Any] = StateGraph(Fanned)
+    routing.add_node("router", router, destinations=("long", "short"))
+    routing.add_node("long", long_words)
+    routing.add_node("short", short_words)
+    routing.add_edge(START, "router")
+    routing.add_edge("long", END)
+    routing.add_edge("short", END)
+    return [Workflow("sending", sending), Workflow("routing", routing)]
+
+
+async def test_a_fork_after_a_send_fan_out_fans_out_again_from_the_reused_state() -> None:
+    settings = Settings(env={"AGENTDECK_STATE": "memory://"})
+    async with Deck(workflows=fanned_graphs(), settings=settings, observers=()) as deck:
+        run = await deck.runs.start("sending", {"words": ["a", "bb"]})
+        raw = await run
+        fork = await deck.runs.fork(run.id, at=1)  # split reused; Send picks the words again
+        assert await fork == raw == {"words": ["a", "bb"], "shouted": ["A", "BB"]}
+        assert executed["shout_one"] == 4
+
+
+async def test_a_step_routed_by_a_command_is_no_fork_point_but_its_neighbours_are() -> None:
+    settings = Settings(env={"AGENTDECK_STATE": "memory://"})
+    async with Deck(workflows=fanned_graphs(), settings=settings, observers=()) as deck:
+        run = await deck.runs.start("routing", {"words": ["a", "bb", "ccc"]})
+        raw = await run
+        with pytest.raises(InvalidInputError) as refused:
+            await deck.runs.fork(run.id, at=1)
+        assert refused.value.field == "at" and "'router' routes with Command" in str(refused.value)
+        assert await (await deck.runs.fork(run.id, at=0)) == raw
+        assert await (await deck.runs.fork(run.id, at=2)) == raw

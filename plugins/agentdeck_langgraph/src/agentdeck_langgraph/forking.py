@@ -20,8 +20,10 @@ kept in another process's memory), every recorded step but the last is reused, t
 possibly a step some of whose nodes failed.
 
 What the log cannot carry cannot be forked: only a ``StateGraph``'s runs fork (an
-``@entrypoint``'s progress is not a sequence of node updates; a retry of one starts it again),
-and updates are replayed as the JSON the log holds.
+``@entrypoint``'s progress is not a sequence of node updates; a retry of one starts it again);
+updates are replayed as the JSON the log holds; and a step whose node routes with
+``Command(goto=...)`` is no fork point, since the log records the node's update but not where it
+sent the graph (fork at the step before it, which runs the node again; a retry does so itself).
 """
 
 from __future__ import annotations
@@ -82,8 +84,11 @@ def plan_fork(
             "updates; retry it instead, which starts it again",
         )
     last = max((update.step for update in recorded if update.step is not None), default=0)
+    routers = _routed_by_command(graph)
     if at is None:
-        at = stopped_at if stopped_at is not None else max(last - 1, 0)
+        at = min(stopped_at if stopped_at is not None else max(last - 1, 0), last)
+        while at > 0 and _routing_nodes(recorded, at, routers):
+            at -= 1  # a retry runs such a step again rather than lose where it went
     elif at < 0 or at > last:
         raise InvalidInputError(
             f"run '{run_id}' cannot be forked at step {at}: its log records steps 1 to {last} "
@@ -91,8 +96,29 @@ def plan_fork(
             name=run_id,
             field="at",
         )
-    at = min(at, last)
+    elif routing := _routing_nodes(recorded, at, routers):
+        raise InvalidInputError(
+            f"run '{run_id}' cannot be forked at step {at}: node {routing[0]!r} routes with "
+            "Command(goto=...), which the log does not record, so the step after it is unknown; "
+            f"fork at step {at - 1} to run {routing[0]!r} again",
+            name=run_id,
+            field="at",
+        )
     return ForkPlan(at=at, seed=tuple(u for u in recorded if u.step is not None and u.step <= at))
+
+
+def _routed_by_command(graph: Pregel[Any, Any, Any, Any]) -> frozenset[str]:
+    """Nodes that may choose where the graph goes with ``Command(goto=...)`` (declared with
+    ``destinations=`` or a ``Command[Literal[...]]`` return type)."""
+    builder = getattr(graph, "builder", None)
+    nodes = getattr(builder, "nodes", {})
+    return frozenset(name for name, spec in nodes.items() if getattr(spec, "ends", None))
+
+
+def _routing_nodes(
+    recorded: Sequence[NodeUpdated], step: int, routers: frozenset[str]
+) -> list[str]:
+    return [u.node for u in recorded if u.step == step and u.node in routers]
 
 
 async def rebuild_thread(
