@@ -21,6 +21,7 @@ from agentdeck.errors import (
     DuplicateKeyError,
     EventSchemaError,
     ExtraNotInstalledError,
+    ForkUnsupportedError,
     InvalidInputError,
     NotFoundError,
     PluginNotInstalledError,
@@ -220,6 +221,11 @@ CASES: dict[type[AgentDeckError], Case] = {
         ),
         {"run_id": "r-1", "reason": "process_gone"},
         ("r-1", "cancel it"),
+    ),
+    ForkUnsupportedError: Case(
+        lambda: ForkUnsupportedError(run_id="r-1", engine="openai"),
+        {"run_id": "r-1", "engine": "openai", "why": None},
+        ("r-1", "'openai' engine", "retry it instead"),
     ),
     StoreError: Case(
         lambda: StoreError(

@@ -164,7 +164,7 @@ def test_payload_repeats_the_kind_first() -> None:
 def test_the_written_version_is_the_current_one() -> None:
     event = ex.record(TextDelta(message_id="m", text="x"))
     assert event.v == SCHEMA_VERSION
-    assert json.loads(event.to_json())["v"] == {"major": 1, "minor": 0}
+    assert json.loads(event.to_json())["v"] == {"major": 1, "minor": 1}
 
 
 def test_nulls_are_written_not_omitted() -> None:

@@ -117,8 +117,10 @@ def test_every_unvalidated_path_builds_what_validation_builds(
     if isinstance(payload, RunStarted):
         arguments = _values(payload)
         del arguments["kind"]
-        # The builder's trace_context=None means "none given", as leaving it out of RunStarted.
-        given = {k: v for k, v in arguments.items() if k != "trace_context" or v is not None}
+        # The builder's trace_context=None (or no origin) means "none given", as leaving it out
+        # of RunStarted.
+        optional = ("trace_context", "forked_from", "retry_of")
+        given = {k: v for k, v in arguments.items() if k not in optional or v is not None}
         _same(trusted.started(**arguments), RunStarted(**given))
     if isinstance(payload, RunCompleted):
         _same(trusted.completed(payload.output), RunCompleted(output=payload.output))

@@ -25,6 +25,7 @@ __all__ = [
     "DuplicateKeyError",
     "EventSchemaError",
     "ExtraNotInstalledError",
+    "ForkUnsupportedError",
     "InvalidInputError",
     "NotFoundError",
     "PluginNotInstalledError",
@@ -398,6 +399,23 @@ class ReplayError(AgentDeckError):
         super().__init__(message)
         self.run_id = run_id
         self.reason = reason
+
+
+class ForkUnsupportedError(AgentDeckError):
+    """A fork asked of an engine that cannot start a run from a recorded point of another.
+
+    Engines declare it (``EngineCapabilities.forks``); one that does not can still retry a run,
+    by starting it again with the same input. ``engine`` names the engine that refused.
+    """
+
+    def __init__(self, *, run_id: str, engine: str, why: str | None = None) -> None:
+        super().__init__(
+            f"run '{run_id}' cannot be forked: the '{engine}' engine "
+            + (why or "does not fork runs; retry it instead, which starts it again")
+        )
+        self.run_id = run_id
+        self.engine = engine
+        self.why = why
 
 
 # --------------------------------------------------------------------------- backends

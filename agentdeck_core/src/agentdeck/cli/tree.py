@@ -176,6 +176,11 @@ def _facts(node: RunNode, style: Style) -> Iterator[str]:
     started = node.events[0].payload if node.events else None
     if isinstance(started, RunStarted) and started.input:
         yield f"input: {_blocks(started.input)}"
+    if isinstance(started, RunStarted) and started.retry_of is not None:
+        yield f"retry of run {started.retry_of}"
+    if isinstance(started, RunStarted) and started.forked_from is not None:
+        origin = started.forked_from
+        yield f"forked from run {origin.run_id} at step {origin.at}"
     for signal in node.control:
         why = f": {signal.reason}" if signal.reason else ""
         yield style.paint(

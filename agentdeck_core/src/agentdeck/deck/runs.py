@@ -119,6 +119,17 @@ class Run:
             self.id, value, interrupt_id=interrupt_id, context=self._context, play=play
         )
 
+    async def retry(self, *, context: Any = None) -> Run:
+        """Start a new run retrying this failed or cancelled one (see :meth:`Runs.retry`)."""
+        started = await self._service.retry(self.id, context=context)
+        return Run.opened(self._service, started, context=context)
+
+    async def fork(self, *, at: int, context: Any = None) -> Run:
+        """Start a new run forked from this one at its recorded point ``at`` (see
+        :meth:`Runs.fork`)."""
+        started = await self._service.fork(self.id, at=at, context=context)
+        return Run.opened(self._service, started, context=context)
+
     # ------------------------------------------------------------------------------- result
 
     def __await__(self) -> Generator[Any, None, Any]:
@@ -201,6 +212,36 @@ class Runs:
             )
         record = await self._service.find(id, namespace=namespace, key=key)
         return Run(self._service, record)
+
+    async def retry(self, id: str, *, namespace: str | None = None, context: Any = None) -> Run:
+        """Retry the failed or cancelled run ``id`` as a new run, and return its handle.
+
+        The new run records ``retry_of=<id>`` in its ``run.started`` and keeps the origin's
+        input, namespace and session. On an engine that forks (the native ``@workflow`` engine,
+        LangGraph) it goes on from where the origin stopped: a workflow's completed steps are
+        reused from the origin's journal, not executed again. On any other (an OpenAI agent) it
+        is the same input started again. A run in another status raises
+        :class:`~agentdeck.errors.RunStateError`.
+        """
+        record = await self._service.find(id, namespace=namespace)
+        started = await self._service.retry(record.run_id, context=context)
+        return Run.opened(self._service, started, context=context)
+
+    async def fork(
+        self, id: str, *, at: int, namespace: str | None = None, context: Any = None
+    ) -> Run:
+        """Fork the run ``id`` from its recorded point ``at`` as a new run; its handle.
+
+        ``at`` is the engine's point: for a native ``@workflow`` the step number (operations
+        ``0 .. at-1`` of its journal are reused, the body executes for real from operation
+        ``at``); for LangGraph the step whose checkpoint the graph goes on from. The new run
+        records ``forked_from={run_id, at}``. An engine that cannot fork raises
+        :class:`~agentdeck.errors.ForkUnsupportedError`; a point the log does not hold,
+        :class:`~agentdeck.errors.InvalidInputError`.
+        """
+        record = await self._service.find(id, namespace=namespace)
+        started = await self._service.fork(record.run_id, at=at, context=context)
+        return Run.opened(self._service, started, context=context)
 
     async def list(
         self,

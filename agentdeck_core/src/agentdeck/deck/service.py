@@ -162,6 +162,15 @@ class RunService:
         this process holds for the run."""
         return self.runtime.resume(run_id, context=context, reason=reason, play=play)
 
+    def retry(self, run_id: str, *, context: Any = None) -> Awaitable[Event]:
+        """Start a retry of a failed or cancelled run; the new run's ``run.started``."""
+        return self.runtime.retry(run_id, context=context)
+
+    def fork(self, run_id: str, *, at: int, context: Any = None) -> Awaitable[Event]:
+        """Start a fork of a run from its recorded point ``at``; the new run's
+        ``run.started``."""
+        return self.runtime.fork(run_id, at=at, context=context)
+
     def answer(
         self,
         run_id: str,

@@ -55,6 +55,7 @@ __all__ = [
     "ControlObserved",
     "ControlRequested",
     "Custom",
+    "ForkOrigin",
     "InputAppended",
     "MessageCompleted",
     "NodeUpdated",
@@ -137,6 +138,20 @@ class AnswerShape(BaseModel):
     options: list[_JsonData] | None = None
 
 
+class ForkOrigin(BaseModel):
+    """Where a forked run came from: the run it was forked from and the point it left it at.
+
+    ``at`` is the engine's own point: the operation ordinal from which a native ``@workflow``
+    executes again (the journal before it is reused), the LangGraph step whose checkpoint the
+    graph goes on from.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    run_id: str
+    at: int
+
+
 class PlanItem(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -155,7 +170,9 @@ class RunStarted(_Payload):
     against changed code can be refused. ``deadline`` is recorded so whichever process continues
     the run enforces the same one. ``trace_context`` is the W3C trace context (``traceparent``,
     ``tracestate``) the run was started under, so every process rendering its trace parents it
-    under the caller's span.
+    under the caller's span. ``forked_from`` links a run forked from another at a recorded point
+    (:class:`ForkOrigin`), ``retry_of`` a run that retries a failed or cancelled one: the new
+    run's log says where it came from, so it is read and continued from its own log alone.
     """
 
     KIND: ClassVar[str] = "run.started"
@@ -167,6 +184,8 @@ class RunStarted(_Payload):
     code_digest: str | None = None
     deadline: _UtcDatetime | None = None
     trace_context: dict[str, str] | None = None
+    forked_from: ForkOrigin | None = None
+    retry_of: str | None = None
 
 
 class RunCompleted(_Payload):

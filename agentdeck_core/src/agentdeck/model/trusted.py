@@ -29,7 +29,7 @@ from agentdeck.model.content import (
     UnknownBlock,
     is_plain_json_scalar,
 )
-from agentdeck.model.payloads import RunCompleted, RunStarted, Usage
+from agentdeck.model.payloads import ForkOrigin, RunCompleted, RunStarted, Usage
 from agentdeck.model.unvalidated import builder, proven
 
 __all__ = ["completed", "data_block", "started"]
@@ -105,6 +105,8 @@ def _fast_started(
             "code_digest": code_digest,
             "deadline": None,
             "trace_context": None,
+            "forked_from": None,
+            "retry_of": None,
         }
     )
 
@@ -169,25 +171,26 @@ def started(
     code_digest: str | None,
     deadline: datetime | None,
     trace_context: dict[str, str] | None = None,
+    forked_from: ForkOrigin | None = None,
+    retry_of: str | None = None,
 ) -> RunStarted:
     """``RunStarted(...)``: built directly when every part is already of its exact type and
-    there is no deadline or trace context (validation normalizes those); validated otherwise."""
-    if _ENABLED:
+    there is no deadline, trace context or origin (validation normalizes those); validated
+    otherwise."""
+    linked = forked_from is not None or retry_of is not None
+    if _ENABLED and not linked:
         payload = _fast_started(
             name, invocable_kind, input, key, code_digest, deadline, trace_context
         )
         if payload is not None:
             return payload
+    given: dict[str, Any] = {}
     if trace_context is not None:
-        return RunStarted(
-            name=name,
-            invocable_kind=invocable_kind,
-            input=input,
-            key=key,
-            code_digest=code_digest,
-            deadline=deadline,
-            trace_context=trace_context,
-        )
+        given["trace_context"] = trace_context
+    if forked_from is not None:
+        given["forked_from"] = forked_from
+    if retry_of is not None:
+        given["retry_of"] = retry_of
     return RunStarted(
         name=name,
         invocable_kind=invocable_kind,
@@ -195,4 +198,5 @@ def started(
         key=key,
         code_digest=code_digest,
         deadline=deadline,
+        **given,
     )

@@ -48,6 +48,7 @@ from agentdeck.model.content import (
     UnknownBlock,
     is_plain_json_scalar,
 )
+from agentdeck.model.events import Event
 from agentdeck.model.payloads import Payload, RunCompleted, RunFailed, RunPaused, RunStarted
 from agentdeck.model.trusted import completed, data_block
 from agentdeck.native.channel import (
@@ -61,8 +62,9 @@ from agentdeck.native.channel import (
     Park,
 )
 from agentdeck.native.ctx import NativeWorkflowCtx, PlayState
+from agentdeck.native.forking import plan_fork
 from agentdeck.native.journal import SLEEP_REASON, Journal
-from agentdeck.ports import Engine, EngineCapabilities, Entry, Invocable, Invocation
+from agentdeck.ports import Engine, EngineCapabilities, Entry, ForkPlan, Invocable, Invocation
 from agentdeck.vocabulary import ErrorCode, SafePoint, WaitKind
 
 __all__ = ["NativeWorkflowEngine", "input_value", "output_blocks"]
@@ -80,6 +82,7 @@ class NativeWorkflowEngine(Engine):
         safe_points=frozenset({SafePoint.WORKFLOW_SAFEPOINT}),
         interrupts=True,
         durable_suspend=True,
+        forks=True,
     )
 
     SETTLE_ROUNDS: ClassVar[int] = 10
@@ -121,6 +124,12 @@ class NativeWorkflowEngine(Engine):
             ) from None
         bind_input(definition, block.data)
         return [block]
+
+    async def plan_fork(
+        self, invocable: Invocable, history: Sequence[Event], *, at: int | None
+    ) -> ForkPlan:
+        """Reuse the origin's journal up to ``at`` (see :mod:`agentdeck.native.forking`)."""
+        return plan_fork(history, at)
 
     async def play(self, invocation: Invocation) -> AsyncIterator[Payload]:
         definition = _definition_of(invocation.invocable)
@@ -263,8 +272,8 @@ journal (claiming an echo changes nothing when there is none to claim)."""
 
 def _journal_for(invocation: Invocation) -> Journal:
     """The replay journal of a continuation (empty for a fresh run), after the digest check."""
-    if invocation.entry is Entry.FRESH:
-        return _FRESH
+    if invocation.entry is Entry.FRESH and len(invocation.history) <= 1:
+        return _FRESH  # a fork's first play is fresh too, but replays the journal it reuses
     name = invocation.invocable.name
     if not invocation.history:
         raise ReplayError(

@@ -21,7 +21,7 @@ from enum import StrEnum
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentdeck.errors import ConfigError
+from agentdeck.errors import ConfigError, ForkUnsupportedError
 from agentdeck.model.clock import Clock, SystemClock
 from agentdeck.model.content import ContentBlock, DataBlock, content_blocks
 from agentdeck.model.events import Event
@@ -40,6 +40,7 @@ __all__ = [
     "EngineRequest",
     "EngineStateArea",
     "Entry",
+    "ForkPlan",
     "HeadlessEngine",
     "Invocable",
     "Invocation",
@@ -67,6 +68,10 @@ class EngineCapabilities:
     """Can park a run waiting for an answer."""
     durable_suspend: bool = False
     """Can continue a suspended run in a fresh process from the store's durable state."""
+    forks: bool = False
+    """Can start a new run from a recorded point of another (:meth:`Engine.plan_fork`): a retry
+    that reuses what the failed run did, a fork from a step. An engine without it retries a run
+    by starting it again with the same input, and refuses a fork."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +143,21 @@ class Invocation:
         if self.checkpoint is None:
             return None
         return await self.checkpoint(point)
+
+
+@dataclass(frozen=True, slots=True)
+class ForkPlan:
+    """How an engine starts a new run from a recorded point of another one.
+
+    ``at`` is the point, in the engine's own terms, recorded as ``run.started.forked_from.at``.
+    ``seed`` is what the new run reuses of its origin's log: the runtime records it right after
+    the new run's ``run.started`` and hands both to its first play as ``Invocation.history``
+    (entry :attr:`Entry.FRESH`), so the fork is continued, read and forked again from its own
+    log alone.
+    """
+
+    at: int
+    seed: tuple[Payload, ...] = ()
 
 
 class EngineStateArea(ABC):
@@ -230,6 +250,20 @@ class Engine(ABC):
     @abstractmethod
     def play(self, invocation: Invocation) -> AsyncIterator[Payload]:
         """Run (or continue) one run, yielding its payloads."""
+
+    async def plan_fork(
+        self, invocable: Invocable, history: Sequence[Event], *, at: int | None
+    ) -> ForkPlan:
+        """Plan a new run of ``invocable`` that goes on from a recorded point of another.
+
+        ``history`` is the origin run's whole log (``run.started`` first). ``at`` is the point
+        a fork starts from; ``None`` asks for a retry: from where the origin stopped, reusing
+        all it completed. A point the log does not hold is refused with
+        :class:`~agentdeck.errors.InvalidInputError` (``field="at"``). Only called on an engine
+        whose capabilities declare ``forks``; this default refuses with
+        :class:`~agentdeck.errors.ForkUnsupportedError`.
+        """
+        raise ForkUnsupportedError(run_id=history[0].run_id if history else "", engine=self.name)
 
 
 class HeadlessEngine(Engine):

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from agentdeck.model.content import ContentBlock
-from agentdeck.model.payloads import Usage
+from agentdeck.model.payloads import ForkOrigin, Payload, Usage
 from agentdeck.ports import Invocable
 
 __all__ = ["Budget", "NonDurableStoreWarning", "RuntimeConfig", "StartRequest"]
@@ -73,6 +73,13 @@ class StartRequest:
     """See :attr:`agentdeck.ports.Invocation.deltas`."""
     trace_context: dict[str, str] | None = None
     """The W3C trace context the caller started the run under, recorded in ``run.started``."""
+    forked_from: ForkOrigin | None = None
+    """The run and point this one is forked from (:mod:`agentdeck.runtime.forking`)."""
+    retry_of: str | None = None
+    """The failed or cancelled run this one retries."""
+    seed: tuple[Payload, ...] = ()
+    """What the engine reuses of the origin's log, recorded right after ``run.started`` and
+    handed to the first play as the run's history (a fork's journal or node updates)."""
 
 
 class NonDurableStoreWarning(UserWarning):

@@ -87,6 +87,8 @@ class Opener:
                 code_digest=invocable.code_digest,
                 deadline=request.deadline,
                 trace_context=request.trace_context,
+                forked_from=request.forked_from,
+                retry_of=request.retry_of,
             ),
             session_id=request.session_id,
             namespace=request.namespace,
@@ -127,6 +129,9 @@ class Opener:
             )
         assert outcome.event is not None
         self.observers.publish([outcome.event])
+        history: tuple[Event, ...] = (outcome.event,)
+        if request.seed:  # a fork: what it reuses of its origin is in its own log first
+            history += tuple(await self.recorder.append(run_id, request.seed))
         self.player.launch(
             run_id,
             Invocation(
@@ -138,7 +143,7 @@ class Opener:
                 session_id=request.session_id,
                 namespace=request.namespace,
                 parent_run_id=request.parent_run_id,
-                history=(outcome.event,),
+                history=history,
                 clock=self.clock,
                 deltas=request.deltas,
             ),

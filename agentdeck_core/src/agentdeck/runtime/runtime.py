@@ -12,6 +12,7 @@ package, and this class builds them for one open deck and wires them together.
 * :mod:`~agentdeck.runtime.continuation` -- resume, answer (:mod:`~agentdeck.runtime.answers`
   says what an answer must fit) and the continuations a sweep owes.
 * :mod:`~agentdeck.runtime.children` -- child runs, and waking their parents.
+* :mod:`~agentdeck.runtime.forking` -- retries and forks: new runs from another's log.
 * :mod:`~agentdeck.runtime.liveness` -- leases, their renewal, tidying, closing abandoned runs.
 * :mod:`~agentdeck.runtime.recording` -- appending events, and how a run's play ended.
 * :mod:`~agentdeck.runtime.held` -- what this process holds in memory for runs.
@@ -40,6 +41,7 @@ from agentdeck.runtime.children import Children
 from agentdeck.runtime.config import RuntimeConfig, StartRequest
 from agentdeck.runtime.continuation import Answered, Continuation
 from agentdeck.runtime.control import ControlRequests, RunControl
+from agentdeck.runtime.forking import Forking
 from agentdeck.runtime.held import HeldRuns
 from agentdeck.runtime.liveness import Liveness
 from agentdeck.runtime.opening import Opener
@@ -130,6 +132,7 @@ class Runtime:
             opener=opener,
             continuation=continuation,
         )
+        self.forking = Forking(store=store, invocables=invocables, engines=engines, opener=opener)
         # The player starts children and wakes parents through them, and they start runs
         # through the player: the one link wired after both exist.
         player.children = self.children
@@ -152,6 +155,16 @@ class Runtime:
     def launch(self, request: StartRequest) -> Awaitable[Event]:
         """Open a run and start playing it; the ``run.started`` event the store recorded."""
         return self.opener.launch(request)
+
+    def retry(self, run_id: str, *, context: Any = None) -> Awaitable[Event]:
+        """Start a retry of a failed or cancelled run (see :meth:`Forking.retry
+        <agentdeck.runtime.forking.Forking.retry>`); the new run's ``run.started``."""
+        return self.forking.retry(run_id, context=context)
+
+    def fork(self, run_id: str, *, at: int, context: Any = None) -> Awaitable[Event]:
+        """Start a fork of a run from its recorded point ``at`` (see :meth:`Forking.fork
+        <agentdeck.runtime.forking.Forking.fork>`); the new run's ``run.started``."""
+        return self.forking.fork(run_id, at=at, context=context)
 
     def request_control(
         self, run_id: str, verb: ControlVerb, reason: str | None

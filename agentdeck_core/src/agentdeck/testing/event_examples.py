@@ -41,6 +41,7 @@ from agentdeck.model.payloads import (
     ControlObserved,
     ControlRequested,
     Custom,
+    ForkOrigin,
     InputAppended,
     MessageCompleted,
     NodeUpdated,
@@ -111,6 +112,8 @@ PAYLOAD_EXAMPLES: dict[type[Any], Any] = {
         code_digest="sha256:5f1e",
         deadline=TS + timedelta(minutes=5),
         trace_context={"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+        forked_from=ForkOrigin(run_id="run-7f3a", at=2),
+        retry_of="run-6c1d",
     ),
     RunCompleted: RunCompleted(output=BLOCKS, usage=USAGE, agent="triage"),
     RunFailed: RunFailed(

@@ -21,6 +21,7 @@ from agentdeck.errors import AgentDeckError
 from agentdeck_http import __version__
 from agentdeck_http.binding import Native
 from agentdeck_http.compat import compat_router
+from agentdeck_http.fork_routes import fork_router
 from agentdeck_http.metrics import attach
 from agentdeck_http.problems import (
     HttpProblem,
@@ -81,7 +82,7 @@ def build_app(binding: Native, exposure: Exposure) -> FastAPI:
     app.add_exception_handler(HTTPException, handle_http)
     attach(exposure.deck.metrics)  # every worker's counts in one scrape, when asked for
     served = Served(binding, exposure)
-    routers = [native_router(served), compat_router(served)]
+    routers = [native_router(served), fork_router(served), compat_router(served)]
     for router in routers:
         app.include_router(router)
     _parameters_are_never_null(app)

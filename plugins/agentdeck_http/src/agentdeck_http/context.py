@@ -20,7 +20,7 @@ from agentdeck_http.binding import ContextFactory
 
 __all__ = ["Operation", "ServedCall", "make_context"]
 
-Operation = Literal["start", "answer", "resume", "chat", "workflow"]
+Operation = Literal["start", "answer", "resume", "retry", "fork", "chat", "workflow"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from agentdeck.errors import (
     AnswerRefusedError,
     ContentTooLargeError,
     DuplicateKeyError,
+    ForkUnsupportedError,
     InvalidInputError,
     NotFoundError,
     ReplayError,
@@ -133,6 +134,10 @@ def problem_for(error: AgentDeckError, *, field_prefix: str | None = None) -> Ht
         )
     if isinstance(error, ReplayError):
         return HttpProblem(409, {"detail": detail, "error": "replay", "reason": error.reason})
+    if isinstance(error, ForkUnsupportedError):
+        return HttpProblem(
+            409, {"detail": detail, "error": "fork_unsupported", "engine": error.engine}
+        )
     if isinstance(error, RunStateError):
         return HttpProblem(
             409,

@@ -23,6 +23,7 @@ __all__ = [
     "ChatRequest",
     "ControlRequest",
     "ErrorBody",
+    "ForkRequest",
     "HealthView",
     "InterruptView",
     "RunPageView",
@@ -83,6 +84,16 @@ class AnswerRequest(_Request):
         min_length=1,
         max_length=MAX_IDENTIFIER,
         description="which open question; needed only when several are open",
+    )
+
+
+class ForkRequest(_Request):
+    """``POST /runs/{id}/fork``."""
+
+    at: int = Field(
+        ge=0,
+        description="the recorded point to fork from: a native workflow's operation number "
+        "(the journal before it is reused), a LangGraph step (its checkpoint)",
     )
 
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, is_dataclass
 from functools import partial
@@ -67,6 +67,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentdeck.errors import ConfigError, InvalidInputError, ReplayError
 from agentdeck.model.content import ContentBlock, DataBlock
+from agentdeck.model.events import Event
 from agentdeck.model.payloads import (
     AnswerRecorded,
     AnswerShape,
@@ -75,6 +76,7 @@ from agentdeck.model.payloads import (
     RunFailed,
     RunInterrupted,
     RunPaused,
+    RunStarted,
 )
 from agentdeck.model.trusted import completed, data_block
 from agentdeck.plugins.host import default_host, redact_url, scheme_of
@@ -86,11 +88,13 @@ from agentdeck.ports import (
     EngineCapabilities,
     EngineRequest,
     Entry,
+    ForkPlan,
     Invocable,
     Invocation,
 )
 from agentdeck.vocabulary import ErrorCode, SafePoint, WaitKind
 from agentdeck_langgraph.checkpointers import CHECKPOINT_SETTING, checkpoint_url, is_durable
+from agentdeck_langgraph.forking import fork_updates, plan_fork, rebuild_thread
 from agentdeck_langgraph.live import EMPTY, END, LiveChannel, live_config, pump_in_task
 from agentdeck_langgraph.nodes import NAMESPACE_KEY, RUN_ID_KEY, SESSION_KEY
 from agentdeck_langgraph.run_config import GraphInput, config_block, read_config
@@ -157,7 +161,10 @@ class LangGraphEngine(Engine):
         """Node-boundary safe points and interrupts always; ``durable_suspend`` when the
         checkpointer outlives the process (not with ``memory://``)."""
         return EngineCapabilities(
-            safe_points=self.SAFE_POINTS, interrupts=True, durable_suspend=self.durable
+            safe_points=self.SAFE_POINTS,
+            interrupts=True,
+            durable_suspend=self.durable,
+            forks=True,
         )
 
     @capabilities.setter
@@ -296,6 +303,36 @@ class LangGraphEngine(Engine):
             self._graphs[key] = graph
         return graph
 
+    # ------------------------------------------------------------------------------- forking
+
+    async def plan_fork(
+        self, invocable: Invocable, history: Sequence[Event], *, at: int | None
+    ) -> ForkPlan:
+        """Reuse the origin's node updates up to step ``at`` (see
+        :mod:`agentdeck_langgraph.forking`); a retry asks the origin's thread where it
+        stopped."""
+        workflow = invocable.definition
+        if not isinstance(workflow, Workflow):
+            raise ConfigError(
+                f"invocable '{invocable.name}' is not a langgraph Workflow", setting="workflows"
+            )
+        graph = await self._graph(workflow, invocable)
+        stopped_at: int | None = None
+        if at is None and history:
+            first = history[0]
+            ref = RunRef(
+                run_id=first.run_id,
+                workflow=workflow.name,
+                session_id=first.session_id,
+                namespace=first.namespace,
+            )
+            origin = await graph.aget_state(
+                cast(RunnableConfig, {"configurable": {"thread_id": workflow.thread_for(ref)}})
+            )
+            step = origin.metadata.get("step") if origin.metadata else None
+            stopped_at = step if isinstance(step, int) and step >= 0 else None
+        return plan_fork(graph, history, at, stopped_at=stopped_at, engine=self.name)
+
     # ------------------------------------------------------------------------------- playing
 
     async def play(self, invocation: Invocation) -> AsyncIterator[Payload]:
@@ -313,7 +350,7 @@ class LangGraphEngine(Engine):
                 yield _interrupted(question)
             return
         graph_input: Any = start.input
-        turn = _Turn(state=start.state, already_done=start.already_done)
+        turn = _Turn(state=start.state, already_done=start.already_done, step=start.step)
         while True:
             pump = partial(self._pump, graph, graph_input, config, invocation, turn)
             channel, task = pump_in_task(pump)
@@ -419,10 +456,18 @@ class LangGraphEngine(Engine):
     ) -> _Start:
         """What this play feeds the graph: the initial state, or how it continues the thread."""
         if invocation.entry is Entry.FRESH:
+            reused = fork_updates(invocation.history)
+            if reused or _is_fork(invocation):
+                step = await rebuild_thread(
+                    graph, config, _initial_state(invocation), reused, run_id=invocation.run_id
+                )
+                return _Start(input=None, step=step)
             return _Start(input=_initial_state(invocation))
         snapshot = await graph.aget_state(config)
         if snapshot.metadata is None:
             raise self._missing_thread(workflow, invocation, config)
+        recorded_step = snapshot.metadata.get("step")
+        step = recorded_step if isinstance(recorded_step, int) else None
         done = _completed_tasks(snapshot)
         sleeps = [s for i in snapshot.interrupts if (s := sleep_of(i)) is not None]
         if invocation.entry is Entry.ANSWERED:
@@ -442,14 +487,18 @@ class LangGraphEngine(Engine):
                 )
             now = invocation.clock.now()
             resume.update({s.interrupt_id: WOKEN for s in sleeps if s.wake_at <= now})
-            return _Start(input=Command(resume=resume), state=snapshot.values, already_done=done)
+            return _Start(
+                input=Command(resume=resume), state=snapshot.values, already_done=done, step=step
+            )
         if sleeps:  # resumed (by the sweep, or early by an operator): wake every timer
             wake = {s.interrupt_id: WOKEN for s in sleeps}
-            return _Start(input=Command(resume=wake), state=snapshot.values, already_done=done)
+            return _Start(
+                input=Command(resume=wake), state=snapshot.values, already_done=done, step=step
+            )
         questions = [i for i in snapshot.interrupts if sleep_of(i) is None]
         if questions:  # still waiting on a human: ask again rather than run past the question
             return _Start(input=None, announce=questions)
-        return _Start(input=None, state=snapshot.values, already_done=done)
+        return _Start(input=None, state=snapshot.values, already_done=done, step=step)
 
     def _missing_thread(
         self, workflow: Workflow, invocation: Invocation, config: RunnableConfig
@@ -524,6 +573,9 @@ class _Start:
     """Nodes of the step being continued that completed before it was parked: LangGraph replays
     their (already recorded) updates as cached, and the log must not get them twice."""
     announce: list[Interrupt] = field(default_factory=list)
+    step: int | None = None
+    """The step of the checkpoint the play goes on from (``None`` for a fresh run, whose
+    first checkpoint is streamed)."""
 
 
 @dataclass(slots=True)
@@ -668,6 +720,13 @@ def _initial_state(invocation: Invocation) -> Any:
         f"(JSON data); the run's input is: {kinds}",
         name=invocation.invocable.name,
     )
+
+
+def _is_fork(invocation: Invocation) -> bool:
+    """Whether a fresh play is a fork's first (from step 0 it reuses no update, but still goes
+    on from a rebuilt checkpoint rather than the input)."""
+    started = invocation.history[0].payload if invocation.history else None
+    return isinstance(started, RunStarted) and started.forked_from is not None
 
 
 def _answers(invocation: Invocation) -> dict[str, Any]:
