@@ -154,6 +154,11 @@ class Journal:
             return True
         return any(seq > entry_seq and woke == wake_at for seq, woke in self.sleeps_resumed)
 
+    def woke_from(self, wake_at: datetime) -> bool:
+        """Whether a timer pause waiting for ``wake_at`` was resumed (the journal of a body
+        continued in the process that held it starts at the pause that parked it)."""
+        return any(woke == wake_at for _, woke in self.sleeps_resumed)
+
     def claim_echo(self, payload: Report | Custom) -> bool:
         """Claim an identical recorded report/custom event: true means it is already in the log
         and must not be written again."""

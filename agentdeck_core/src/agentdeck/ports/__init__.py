@@ -33,6 +33,7 @@ from agentdeck.ports.engines import (
     HeadlessEngine,
     Invocable,
     Invocation,
+    Suspension,
 )
 from agentdeck.ports.stores import (
     EventStore,
@@ -75,5 +76,6 @@ __all__ = [
     "RunQuery",
     "RunRecord",
     "SessionFactory",
+    "Suspension",
     "Takeover",
 ]

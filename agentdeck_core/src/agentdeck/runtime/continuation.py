@@ -312,6 +312,9 @@ class Continuation:
         if context is None:
             context = self.held.contexts.get(run_id)
         self.held.parked.pop(run_id, None)
+        # This call won the run: what the engine kept of its last play here goes to the play
+        # that continues it (the engine checks the log still matches it, or replays).
+        suspended = self.held.take(run_id)
         full = [*history, *events]
         answers: dict[str, Any] = {}
         for event in full:
@@ -332,6 +335,7 @@ class Continuation:
                 answers=answers,
                 history=tuple(full),
                 clock=self.clock,
+                suspended=suspended,
             ),
         )
         return events
