@@ -331,6 +331,26 @@ async def test_a_body_that_lost_its_run_to_another_deck_is_dropped_and_writes_no
     assert await step_indexes(store, run.id) == list(range(5))
 
 
+async def test_a_body_kept_for_a_run_another_deck_finished_is_released_by_the_sweep() -> None:
+    store, control, clock = MemoryEventStore(), MemoryControlPort(), ManualClock(START)
+    async with deck_on(store, control, clock=clock) as here, deck_on(store, control) as there:
+        run = await here.runs.start("held_open")
+        assert await suspended(run) is RunStatus.WAITING_ANSWER
+        assert body_tasks(run.id)
+        elsewhere = await there.runs.get(run.id)
+        await elsewhere.answer("done elsewhere")
+        assert await elsewhere == "done elsewhere"
+        assert unwound == ["held_open"]  # the replay there ran to its end
+        clock.advance(31)  # one sweep interval here
+        for _ in range(200):
+            if not body_tasks(run.id):
+                break
+            await asyncio.sleep(0.01)
+        assert body_tasks(run.id) == []
+        assert unwound == ["held_open", "held_open"]  # the body kept here was cancelled
+        assert await step_indexes(store, run.id) == []
+
+
 # =========================================================================== the runtime's table
 
 

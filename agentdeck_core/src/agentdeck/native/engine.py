@@ -14,9 +14,15 @@ resumes only when the runtime asks for the next one, after persisting it. A play
   (``wake_at`` the earliest sleep, if any). Before parking, the loop lets the body settle: steps
   and child runs in flight finish and are journaled, and it gives the event loop a few turns to
   let concurrent branches reach their own asks (``asyncio.gather(ctx.ask(a), ctx.ask(b))``
-  parks on both). The body task is then cancelled; its state lives in the log.
+  parks on both). If every branch of the body is waiting (nothing running, nothing posted and
+  undelivered), the body's task is kept suspended for a later play in this process and handed to
+  the runtime (:class:`~agentdeck.native.suspension.SuspendedBody`); otherwise it is cancelled,
+  and its state lives in the log alone.
 
-A continuation (``Entry.AFTER_PAUSE`` / ``Entry.ANSWERED``) re-executes the body from the start
+A continuation (``Entry.AFTER_PAUSE`` / ``Entry.ANSWERED``) handed the body this process kept
+(``invocation.suspended``) wakes it where it waited, with a journal of the log since its
+parking, once :meth:`SuspendedBody.tail` has shown that nothing but this continuation moved the
+run. Any other continuation re-executes the body from the start
 against the journal read from ``invocation.history`` (:mod:`agentdeck.native.journal`), after
 refusing with :class:`~agentdeck.errors.ReplayError` (``reason="code_changed"``) a run whose
 ``run.started.code_digest`` is not the compiled body's. Input that does not bind to the body's

@@ -1,8 +1,10 @@
 """The journal: what a run's own log says its body already did, read back for a replay.
 
-A native workflow keeps no state of its own between plays. When a suspended run continues, the
-engine re-executes the body from its first line, and every operation the body reaches asks the
-journal whether the log already holds its outcome:
+The log holds all a native workflow needs between plays. When a suspended run continues in a
+process that does not hold its body, the engine re-executes the body from its first line, and
+every operation the body reaches asks the journal whether the log already holds its outcome (a
+body woken in the process that kept it reads a journal of the log since its parking the same
+way):
 
 * a step, an ``invoke`` or a ``sleep_until`` (one shared ordinal sequence) looks up the
   ``step.completed`` event with its ordinal as ``index``;
