@@ -231,7 +231,8 @@ class NativeWorkflowEngine(Engine):
             task=body,
             state=state,
             channel=state.channel,
-            parked_at=len(invocation.history) + more,
+            # (A fresh play's log holds its run.started even where its history leaves it out.)
+            parked_at=(len(invocation.history) or 1) + more,
             parking=parking,
             grace=self.CANCEL_GRACE,
         )
