@@ -136,12 +136,15 @@ WORKFLOWS = [ticker, asker, two_questions, sleeper, held_open, slow_step, approv
 
 
 def deck_on(
-    store: MemoryEventStore, control: MemoryControlPort | None = None, **options: Any
+    store: MemoryEventStore,
+    control: MemoryControlPort | None = None,
+    env: dict[str, str] | None = None,
+    **options: Any,
 ) -> Deck:
     return Deck(
         workflows=WORKFLOWS,
         observers=(),
-        settings=Settings(),
+        settings=Settings(env=env or {}),
         events=store,
         control=control or MemoryControlPort(),
         leases=MemoryLeasePort(),
@@ -349,6 +352,19 @@ async def test_a_body_kept_for_a_run_another_deck_finished_is_released_by_the_sw
         assert body_tasks(run.id) == []
         assert unwound == ["held_open", "held_open"]  # the body kept here was cancelled
         assert await step_indexes(store, run.id) == []
+
+
+async def test_a_deck_told_to_keep_no_bodies_replays_every_continuation() -> None:
+    async with deck_on(MemoryEventStore(), env={"AGENTDECK_RUNTIME_MAX_SUSPENDED": "0"}) as deck:
+        run = await deck.runs.start("asker")
+        assert await suspended(run) is RunStatus.WAITING_ANSWER
+        assert body_tasks(run.id) == []
+        await run.answer("yes")
+        assert await suspended(run) is RunStatus.WAITING_ANSWER
+        await run.answer("no")
+        assert await run == ["yes", "no"]
+    assert ran == [0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4]
+    assert steps_ran == [f"before-{i}" for i in range(5)]
 
 
 # =========================================================================== the runtime's table
