@@ -598,7 +598,7 @@ def test_an_engine_declaring_nothing_skips_capability_tests_with_reasons(
     pytester: pytest.Pytester,
 ) -> None:
     result = _run_kit(pytester, "class TestMinimal(Base):\n    pass\n")
-    result.assert_outcomes(passed=9, skipped=6)
+    result.assert_outcomes(passed=9, skipped=8)
     report = result.stdout.str()
     for reason in (
         "engine declares no safe points",
@@ -623,7 +623,7 @@ def test_a_declared_capability_without_its_scenario_fails_rather_than_skips(
     """
     result = _run_kit(pytester, body)
     outcomes = result.parseoutcomes()
-    assert outcomes.get("failed") == 3, result.stdout.str()
+    assert outcomes.get("failed") == 4, result.stdout.str()
     result.stdout.fnmatch_lines(["*EngineScenarios.streams is required*"])
 
 
@@ -670,8 +670,8 @@ def test_replacing_a_contract_test_with_a_stated_reason_is_allowed(
             pass
     """
     result = _run_kit(pytester, body)
-    result.assert_outcomes(passed=9, skipped=6)
+    result.assert_outcomes(passed=9, skipped=8)
 
 
 def test_the_guard_sees_every_contract_test() -> None:
-    assert len(kit_tests(EngineContract)) == 15
+    assert len(kit_tests(EngineContract)) == 17

@@ -303,6 +303,7 @@ class Deck:
                 stale_run_after=runtime_settings.stale_run_after_seconds,
                 lease_ttl=runtime_settings.lease_ttl_seconds,
                 sweep_interval=runtime_settings.sweep_interval_seconds,
+                max_suspended=runtime_settings.max_suspended,
             ),
         )
         self._sweeper = asyncio.create_task(self._runtime.sweep_forever(), name="deck-sweep")

@@ -1,11 +1,16 @@
 """The core's native engine for imperative ``@workflow`` bodies, durable by replay.
 
 :class:`NativeWorkflowEngine` (registered as engine ``workflow``) plays a body as ordinary
-``async`` Python and hands it a :class:`NativeWorkflowCtx`. Nothing about a parked run lives in
-memory: when a run continues -- after an answer, a lifted pause or a timer, in this process or
-another one -- the engine re-executes the body from its first line against the *journal*, the
+``async`` Python and hands it a :class:`NativeWorkflowCtx`. The log is all a parked run needs:
+when a run continues -- after an answer, a lifted pause or a timer -- in another process or
+after a restart, the engine re-executes the body from its first line against the *journal*, the
 run's own log, and every context operation the body already completed returns its recorded
 outcome instead of happening again.
+
+In the process that parked it, a run does not replay: the body's task is kept suspended where it
+waited, with the ``ctx`` it holds, and the continuation wakes it there
+(:mod:`agentdeck.native.suspension`; the log still decides whether it may). Any continuation may
+be a replay, so the rules below hold for every body.
 
 What is journaled, and how a replay uses it:
 

@@ -8,8 +8,9 @@ body is never ahead of the log:
   ``play`` for the next item, which it does after persisting this one ("persist before
   continue").
 * :class:`Park` says the body waits on something that cannot happen during this play (an answer,
-  a wake time, a suspended child run). The body's branch then waits for ever; ``play`` collects
-  parks until the body has settled and ends the play on them.
+  a wake time, a suspended child run). The body's branch then waits until a later play of the
+  run in this process wakes it (:meth:`Channel.wake`), or until the body is dropped; ``play``
+  collects parks until the body has settled and ends the play on them.
 * :class:`Fail` and :class:`Diverge` end the play because the body misused its context or
   replayed differently from its journal; :class:`Finished` and :class:`Crashed` carry the body's
   own ending.
@@ -17,6 +18,11 @@ body is never ahead of the log:
 A control directive does not travel as a message: :meth:`Channel.stop` stores it and wakes the
 loop, which yields the directive's payloads and nothing else from then on (whatever other
 branches had already posted is dropped, as the contract requires).
+
+Two kinds of waiting: a branch *suspended* (parked, or paused at its safe point) can go on in a
+later play, which wakes it; a branch *held* (its payload was dropped, it kept going after the
+play decided to end) cannot, so a play that leaves one behind cannot keep its body for later
+(:attr:`Channel.retainable`) and the run replays instead.
 """
 
 from __future__ import annotations
@@ -133,6 +139,10 @@ class Mailbox:
     def poll(self) -> Message | None:
         return self._items.popleft() if self._items else None
 
+    def pending(self) -> tuple[Message, ...]:
+        """What is posted and not yet read (without reading it)."""
+        return tuple(self._items)
+
 
 @dataclass(slots=True)
 class Channel:
@@ -145,6 +155,7 @@ class Channel:
     """Steps and child runs executing now; a play does not park while one is running."""
     _checkpoint_lock: asyncio.Lock | None = None
     _held: set[asyncio.Future[None]] = field(default_factory=set)
+    _suspended: set[asyncio.Future[None]] = field(default_factory=set)
 
     @property
     def checkpoint_lock(self) -> asyncio.Lock:
@@ -172,10 +183,12 @@ class Channel:
         finally:
             self._held.discard(delivered)
 
-    async def park(self, park: Park) -> NoReturn:
+    async def park(self, park: Park) -> None:
+        """Post ``park`` and wait; returns when a later play of the run in this process wakes
+        the body, which then looks again at what that play's journal says."""
         await self.refuse_if_stopping()
         self.queue.put(park)
-        await self.hold()
+        await self.suspend()
 
     async def fail(self, failure: RunFailed) -> NoReturn:
         await self.refuse_if_stopping()
@@ -206,6 +219,17 @@ class Channel:
         if self.directive is not None:
             await self.hold()
 
+    async def suspend(self) -> None:
+        """Wait until a later play wakes this branch (or the body is dropped, which cancels)."""
+        if self.closed:
+            raise asyncio.CancelledError
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._suspended.add(waiter)
+        try:
+            await waiter
+        finally:
+            self._suspended.discard(waiter)
+
     async def hold(self) -> NoReturn:
         """Wait until the play ends (which cancels the waiter)."""
         if self.closed:
@@ -223,10 +247,31 @@ class Channel:
     def poll(self) -> Message | None:
         return self.queue.poll()
 
+    @property
+    def retainable(self) -> bool:
+        """Whether the body can wait for a later play as it stands: nothing running, nothing
+        posted and undelivered, no branch held -- only suspended ones."""
+        if self.in_flight or any(not waiter.done() for waiter in self._held):
+            return False
+        return not any(isinstance(message, Emit) for message in self.queue.pending())
+
     def close(self) -> None:
-        """The play is over: release every branch still waiting on the channel."""
+        """The play is over and the body with it: release every branch still waiting."""
+        self.detach()
+        for waiter in list(self._suspended):
+            waiter.cancel()
+
+    def detach(self) -> None:
+        """The play is over, the body is kept: cancel held branches, leave suspended ones for
+        :meth:`wake`. A branch that calls its context before then is cancelled."""
         self.closed = True
         for waiter in list(self._held):
             waiter.cancel()
         while self.poll() is not None:
             pass
+
+    def wake(self) -> None:
+        """A later play continues the body: every suspended branch goes on (and looks again)."""
+        for waiter in list(self._suspended):
+            if not waiter.done():
+                waiter.set_result(None)

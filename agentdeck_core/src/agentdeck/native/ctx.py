@@ -40,7 +40,7 @@ from agentdeck.native.answers import AnswerSpec, Refused
 from agentdeck.native.channel import Channel, Park
 from agentdeck.native.journal import SLEEP_STEP, Journal, invoke_step
 from agentdeck.ports import Invocation
-from agentdeck.vocabulary import ErrorCode, SafePoint
+from agentdeck.vocabulary import ControlVerb, ErrorCode, SafePoint
 
 __all__ = ["NativeWorkflowCtx", "PlayState", "ask_id"]
 
@@ -123,7 +123,8 @@ class NativeWorkflowCtx(WorkflowCtx[T]):
         if recorded is not None:
             await self._expect(index, recorded.name, name)
             return recorded.result
-        play.channel.in_flight += 1
+        channel = play.channel
+        channel.in_flight += 1
         token = _INSIDE_STEP.set(name)
         try:
             result = fn(*args, **kwargs)
@@ -134,7 +135,7 @@ class NativeWorkflowCtx(WorkflowCtx[T]):
             raise
         finally:
             _INSIDE_STEP.reset(token)
-            play.channel.in_flight -= 1
+            channel.in_flight -= 1
         completed = _journal_entry(index, name, result)
         if completed is None:
             await self._fail(
@@ -156,24 +157,28 @@ class NativeWorkflowCtx(WorkflowCtx[T]):
         if recorded is not None:
             await self._expect(index, recorded.name, label)
             return recorded.result
-        invoke_child = play.invocation.invoke_child
-        if invoke_child is None:
-            await self._fail(
-                f"ctx.invoke('{name}') cannot start a child run here: the runtime playing this "
-                "run offers no child runs (Invocation.invoke_child is not set)",
-                where=where,
-            )
-        play.channel.in_flight += 1
-        suspended_child: str | None = None
-        try:
-            result = await invoke_child(name, input, key=f"{play.invocation.run_id}:op-{index}")
-        except RunSuspendedError as suspended:
-            suspended_child = suspended.run_id
-        finally:
-            play.channel.in_flight -= 1
-        if suspended_child is not None:
-            # The child waits on someone; so does this run. A replay asks for it again with the
-            # same key, which finds the same child -- finished by then, or still waiting.
+        while True:
+            invoke_child = play.invocation.invoke_child
+            if invoke_child is None:
+                await self._fail(
+                    f"ctx.invoke('{name}') cannot start a child run here: the runtime playing "
+                    "this run offers no child runs (Invocation.invoke_child is not set)",
+                    where=where,
+                )
+            channel = play.channel
+            channel.in_flight += 1
+            suspended_child: str | None = None
+            try:
+                result = await invoke_child(name, input, key=f"{play.invocation.run_id}:op-{index}")
+            except RunSuspendedError as suspended:
+                suspended_child = suspended.run_id
+            finally:
+                channel.in_flight -= 1
+            if suspended_child is None:
+                break
+            # The child waits on someone; so does this run. A later play (a replay, or this
+            # body woken in this process) asks for it again with the same key, which finds the
+            # same child -- finished by then, or still waiting.
             await play.channel.park(Park(order=index, child_run_id=suspended_child))
         completed = _journal_entry(index, label, result)
         if completed is None:
@@ -216,7 +221,12 @@ class NativeWorkflowCtx(WorkflowCtx[T]):
             )
             if wake_at <= now:
                 return
-        await play.channel.park(Park(order=index, wake_at=wake_at))
+        while True:
+            await play.channel.park(Park(order=index, wake_at=wake_at))
+            # Woken by a later play in this process: over when its time has come, or when the
+            # run was resumed from the pause that waited for it (an operator may wake it early).
+            if wake_at <= play.invocation.clock.now() or play.journal.woke_from(wake_at):
+                return
 
     async def ask(
         self,
@@ -244,21 +254,23 @@ class NativeWorkflowCtx(WorkflowCtx[T]):
                 f"data; a question is recorded in the run's log, so pass {_JSON_KINDS}",
                 where=where,
             )
-        recorded = play.journal.ask(interrupt_id)
-        if recorded is not None:
-            if recorded.asked and recorded.question != interrupt.payload:
-                await self._diverge(
-                    f"{interrupt_id} asks a different question than the run recorded; the "
-                    "answer it holds belongs to that question"
-                )
-            if recorded.answered:
-                verdict = spec.check(recorded.value)
-                if not isinstance(verdict, Refused):
-                    return verdict.value
-                await play.channel.emit(
-                    AnswerRefused(interrupt_id=interrupt_id, reason=verdict.reason)
-                )
-        await play.channel.park(Park(order=ordinal, interrupt=interrupt))
+        while True:
+            # Replayed, or woken by a later play in this process: what its journal holds.
+            recorded = play.journal.ask(interrupt_id)
+            if recorded is not None:
+                if recorded.asked and recorded.question != interrupt.payload:
+                    await self._diverge(
+                        f"{interrupt_id} asks a different question than the run recorded; the "
+                        "answer it holds belongs to that question"
+                    )
+                if recorded.answered:
+                    verdict = spec.check(recorded.value)
+                    if not isinstance(verdict, Refused):
+                        return verdict.value
+                    await play.channel.emit(
+                        AnswerRefused(interrupt_id=interrupt_id, reason=verdict.reason)
+                    )
+            await play.channel.park(Park(order=ordinal, interrupt=interrupt))
 
     # -- control ------------------------------------------------------------------------------
 
@@ -271,6 +283,9 @@ class NativeWorkflowCtx(WorkflowCtx[T]):
             if directive is None:
                 return
             channel.stop(directive)
+        if directive.verb is ControlVerb.PAUSE:
+            await channel.suspend()  # a resume in this process goes on from here
+            return
         await channel.hold()
 
     # -- records ------------------------------------------------------------------------------

@@ -14,9 +14,15 @@ resumes only when the runtime asks for the next one, after persisting it. A play
   (``wake_at`` the earliest sleep, if any). Before parking, the loop lets the body settle: steps
   and child runs in flight finish and are journaled, and it gives the event loop a few turns to
   let concurrent branches reach their own asks (``asyncio.gather(ctx.ask(a), ctx.ask(b))``
-  parks on both). The body task is then cancelled; its state lives in the log.
+  parks on both). If every branch of the body is waiting (nothing running, nothing posted and
+  undelivered), the body's task is kept suspended for a later play in this process and handed to
+  the runtime (:class:`~agentdeck.native.suspension.SuspendedBody`); otherwise it is cancelled,
+  and its state lives in the log alone.
 
-A continuation (``Entry.AFTER_PAUSE`` / ``Entry.ANSWERED``) re-executes the body from the start
+A continuation (``Entry.AFTER_PAUSE`` / ``Entry.ANSWERED``) handed the body this process kept
+(``invocation.suspended``) wakes it where it waited, with a journal of the log since its
+parking, once :meth:`SuspendedBody.tail` has shown that nothing but this continuation moved the
+run. Any other continuation re-executes the body from the start
 against the journal read from ``invocation.history`` (:mod:`agentdeck.native.journal`), after
 refusing with :class:`~agentdeck.errors.ReplayError` (``reason="code_changed"``) a run whose
 ``run.started.code_digest`` is not the compiled body's. Input that does not bind to the body's
@@ -64,8 +70,9 @@ from agentdeck.native.channel import (
 from agentdeck.native.ctx import NativeWorkflowCtx, PlayState
 from agentdeck.native.forking import plan_fork
 from agentdeck.native.journal import SLEEP_REASON, Journal
+from agentdeck.native.suspension import SuspendedBody
 from agentdeck.ports import Engine, EngineCapabilities, Entry, ForkPlan, Invocable, Invocation
-from agentdeck.vocabulary import ErrorCode, SafePoint, WaitKind
+from agentdeck.vocabulary import ControlVerb, ErrorCode, SafePoint, WaitKind
 
 __all__ = ["NativeWorkflowEngine", "input_value", "output_blocks"]
 
@@ -133,23 +140,37 @@ class NativeWorkflowEngine(Engine):
 
     async def play(self, invocation: Invocation) -> AsyncIterator[Payload]:
         definition = _definition_of(invocation.invocable)
-        journal = _journal_for(invocation)
-        bound = bind_input(definition, input_value(definition, invocation.input))
-        channel = Channel()
-        state = PlayState(
-            invocation=invocation, journal=journal, channel=channel, workflow=definition.name
-        )
-        ctx: NativeWorkflowCtx[Any] = NativeWorkflowCtx(state, invocation.context)
-        body = asyncio.get_running_loop().create_task(
-            _run_body(definition, bound, ctx, state),
-            name=f"workflow {definition.name} run {invocation.run_id}",
-        )
+        continued = await self._continued(invocation)
+        if continued is not None:
+            body, state = continued
+            channel = state.channel
+        else:
+            journal = _journal_for(invocation)
+            bound = bind_input(definition, input_value(definition, invocation.input))
+            channel = Channel()
+            state = PlayState(
+                invocation=invocation, journal=journal, channel=channel, workflow=definition.name
+            )
+            ctx: NativeWorkflowCtx[Any] = NativeWorkflowCtx(state, invocation.context)
+            body = asyncio.get_running_loop().create_task(
+                _run_body(definition, bound, ctx, state),
+                name=f"workflow {definition.name} run {invocation.run_id}",
+            )
         mailbox = channel.queue
         parks: list[Park] = []
+        yielded = 0  # payloads handed to the runtime: where this play leaves the log
+        kept: SuspendedBody | None = None
+        handed_over = False
         try:
             while True:
-                if channel.directive is not None:
-                    for payload in channel.directive.payloads:
+                directive = channel.directive
+                if directive is not None:
+                    payloads = directive.payloads
+                    if directive.verb is ControlVerb.PAUSE:
+                        kept = self._keep(invocation, body, state, yielded + len(payloads), 1)
+                    for number, payload in enumerate(payloads, 1):
+                        handed_over = number == len(payloads)
+                        yielded += 1
                         yield payload
                     return
                 if parks and not channel.in_flight:
@@ -159,10 +180,15 @@ class NativeWorkflowEngine(Engine):
                 if channel.directive is not None:
                     continue  # the directive outranks whatever else the body had posted
                 if message is None:
-                    for payload in _parking(parks):
+                    parking = _parking(parks)
+                    kept = self._keep(invocation, body, state, yielded + len(parking), len(parking))
+                    for number, payload in enumerate(parking, 1):
+                        handed_over = number == len(parking)
+                        yielded += 1
                         yield payload
                     return
                 if isinstance(message, Emit):
+                    yielded += 1
                     yield message.payload
                     message.acknowledge()
                 elif isinstance(message, Park):
@@ -178,8 +204,73 @@ class NativeWorkflowEngine(Engine):
                     return
                 elif isinstance(message, Diverge):
                     raise message.error
+        except GeneratorExit:
+            raise  # the runtime stopped reading: after the last parking payload, as it should
+        except BaseException:
+            handed_over = False
+            raise
         finally:
-            await self._stop(body, channel)
+            if kept is not None and not (handed_over and kept.still_parked()):
+                kept.discard()
+                kept = None
+            if kept is not None:
+                channel.detach()
+                kept.settle()
+            else:
+                await self._stop(body, channel)
+
+    def _keep(
+        self,
+        invocation: Invocation,
+        body: asyncio.Task[None],
+        state: PlayState,
+        more: int,
+        parking: int,
+    ) -> SuspendedBody | None:
+        """Hand the runtime the body, parked as it stands, if it can wait for a later play here.
+
+        ``more`` is how many payloads this play still yields, the last ``parking`` of which park
+        the run. Nothing is kept when the runtime keeps nothing, or when a branch of the body is
+        running or was cut off mid-payload (it could not go on where it stood: replay instead).
+        """
+        keep = invocation.keep_suspended
+        if keep is None or body.done() or not state.channel.retainable:
+            return None
+        suspended = SuspendedBody(
+            task=body,
+            state=state,
+            channel=state.channel,
+            # (A fresh play's log holds its run.started even where its history leaves it out.)
+            parked_at=(len(invocation.history) or 1) + more,
+            parking=parking,
+            grace=self.CANCEL_GRACE,
+        )
+        keep(suspended)
+        return suspended
+
+    async def _continued(
+        self, invocation: Invocation
+    ) -> tuple[asyncio.Task[None], PlayState] | None:
+        """The body this process kept suspended, woken for ``invocation``, if the log still
+        belongs to it; otherwise ``None`` (whatever was kept is dropped: the run replays)."""
+        kept = invocation.suspended
+        if kept is None:
+            return None
+        if not isinstance(kept, SuspendedBody) or invocation.entry is Entry.FRESH:
+            kept.discard()
+            return None
+        tail = kept.tail(invocation.history) if await kept.settled(self.CANCEL_GRACE) else None
+        if tail is None:
+            kept.discard()  # another process continued the run since: it is not ours to go on
+            return None
+        kept.claim()
+        state = kept.state
+        parked_on = kept.channel
+        state.invocation = invocation
+        state.journal = Journal.from_history(tail)
+        state.channel = Channel()
+        parked_on.wake()
+        return kept.task, state
 
     async def _settled(self, channel: Channel) -> Message | None:
         """With a branch of the body parked: its next message, or ``None`` once it has settled
@@ -304,24 +395,27 @@ async def _run_body(
     ctx: NativeWorkflowCtx[Any],
     state: PlayState,
 ) -> None:
-    """Run the body and post how it ended; cancellation by the engine passes through."""
-    channel = state.channel
+    """Run the body and post how it ended; cancellation by the engine passes through.
+
+    The ending goes to the channel of the play the body is in *now*: a body kept suspended
+    between plays ends in a later play than the one that started it.
+    """
     try:
         result = await definition.call(bound, ctx)
     except asyncio.CancelledError as cancelled:
         task = asyncio.current_task()
-        if channel.closed or (task is not None and task.cancelling()):
+        if state.channel.closed or (task is not None and task.cancelling()):
             raise
-        channel.crashed(cancelled, definition.name)  # the body cancelled itself
+        state.channel.crashed(cancelled, definition.name)  # the body cancelled itself
         return
     except Exception as error:
         step = state.failed_step(error)
-        channel.crashed(error, f"{definition.name}/{step}" if step else definition.name)
+        state.channel.crashed(error, f"{definition.name}/{step}" if step else definition.name)
         return
     except BaseException as error:
-        channel.crashed(error, definition.name)
+        state.channel.crashed(error, definition.name)
         raise
-    channel.finished(result)
+    state.channel.finished(result)
 
 
 def _completed(definition: WorkflowDefinition, result: Any) -> RunCompleted | RunFailed:

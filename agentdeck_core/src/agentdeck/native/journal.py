@@ -1,8 +1,10 @@
 """The journal: what a run's own log says its body already did, read back for a replay.
 
-A native workflow keeps no state of its own between plays. When a suspended run continues, the
-engine re-executes the body from its first line, and every operation the body reaches asks the
-journal whether the log already holds its outcome:
+The log holds all a native workflow needs between plays. When a suspended run continues in a
+process that does not hold its body, the engine re-executes the body from its first line, and
+every operation the body reaches asks the journal whether the log already holds its outcome (a
+body woken in the process that kept it reads a journal of the log since its parking the same
+way):
 
 * a step, an ``invoke`` or a ``sleep_until`` (one shared ordinal sequence) looks up the
   ``step.completed`` event with its ordinal as ``index``;
@@ -153,6 +155,11 @@ class Journal:
         if wake_at <= now:
             return True
         return any(seq > entry_seq and woke == wake_at for seq, woke in self.sleeps_resumed)
+
+    def woke_from(self, wake_at: datetime) -> bool:
+        """Whether a timer pause waiting for ``wake_at`` was resumed (the journal of a body
+        continued in the process that held it starts at the pause that parked it)."""
+        return any(woke == wake_at for _, woke in self.sleeps_resumed)
 
     def claim_echo(self, payload: Report | Custom) -> bool:
         """Claim an identical recorded report/custom event: true means it is already in the log

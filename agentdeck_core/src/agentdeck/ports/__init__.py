@@ -34,6 +34,7 @@ from agentdeck.ports.engines import (
     HeadlessEngine,
     Invocable,
     Invocation,
+    Suspension,
 )
 from agentdeck.ports.stores import (
     EventStore,
@@ -77,5 +78,6 @@ __all__ = [
     "RunQuery",
     "RunRecord",
     "SessionFactory",
+    "Suspension",
     "Takeover",
 ]

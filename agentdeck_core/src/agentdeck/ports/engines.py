@@ -44,6 +44,7 @@ __all__ = [
     "HeadlessEngine",
     "Invocable",
     "Invocation",
+    "Suspension",
 ]
 
 
@@ -103,6 +104,28 @@ class ControlDirective:
     payloads: tuple[Payload, ...]
 
 
+class Suspension(ABC):
+    """What an engine keeps in memory of a run it parked, so this process can continue the run
+    where it stood instead of replaying it.
+
+    An engine that parks a run (``run.paused`` / ``run.interrupted``) may hand one to
+    :attr:`Invocation.keep_suspended` before it yields the parking payloads. The runtime holds
+    it -- by run id, bounded, in its own tables, never in a global -- and hands it back as
+    :attr:`Invocation.suspended` when it continues the run in this process. It is an
+    optimisation only: the run's log stays the truth, the engine must check that the log still
+    belongs to what it kept (another process may have continued the run meanwhile) and replay
+    when it does not. The runtime discards it when the run ends, is cancelled, or its deck
+    closes, and whenever it decides not to hand it back.
+    """
+
+    @abstractmethod
+    def discard(self) -> None:
+        """Release what is kept (cancel a suspended body) for good. Idempotent; never raises."""
+
+    async def released(self) -> None:
+        """Return once what :meth:`discard` released has finished (its tasks are done)."""
+
+
 @dataclass(slots=True)
 class Invocation:
     """Everything an engine receives to play one run (or one continuation of it)."""
@@ -126,6 +149,12 @@ class Invocation:
     clock: Clock = field(default_factory=SystemClock)
     invoke_child: Callable[..., Awaitable[Any]] | None = None
     """Start a nested run (an agent or workflow used by this one) and await its result."""
+    suspended: Suspension | None = None
+    """What this process kept of the run's previous play (see :class:`Suspension`), handed
+    back to the engine that kept it; ``None`` for a fresh run or one parked elsewhere."""
+    keep_suspended: Callable[[Suspension], None] | None = None
+    """Hand the runtime a :class:`Suspension` to keep until this process continues the run;
+    ``None`` when the runtime playing the run keeps nothing between plays."""
     deltas: bool = True
     """Whether the caller wants per-token ``text.delta``/``thought.delta`` events in the log.
 

@@ -20,11 +20,15 @@ __all__ = ["Budget", "NonDurableStoreWarning", "RuntimeConfig", "StartRequest"]
 
 @dataclass(frozen=True, slots=True)
 class RuntimeConfig:
-    """The runtime knobs (``AGENTDECK_RUNTIME_*``), in seconds."""
+    """The runtime knobs (``AGENTDECK_RUNTIME_*``), in seconds (and one count)."""
 
     stale_run_after: float = 3600.0
     lease_ttl: float = 90.0
     sweep_interval: float = 30.0
+    max_suspended: int = 1000
+    """Parked runs whose suspended engine state (a ``@workflow`` body) this process keeps in
+    memory to continue them where they stood; beyond it the oldest is released and that run
+    replays from its log when it continues."""
 
     @property
     def lease_renew_every(self) -> float:

@@ -312,6 +312,9 @@ class Continuation:
         if context is None:
             context = self.held.contexts.get(run_id)
         self.held.parked.pop(run_id, None)
+        # This call won the run: what the engine kept of its last play here goes to the play
+        # that continues it (the engine checks the log still matches it, or replays).
+        suspended = self.held.take(run_id)
         full = [*history, *events]
         answers: dict[str, Any] = {}
         for event in full:
@@ -332,6 +335,7 @@ class Continuation:
                 answers=answers,
                 history=tuple(full),
                 clock=self.clock,
+                suspended=suspended,
             ),
         )
         return events
@@ -354,7 +358,8 @@ class Continuation:
 
     async def continue_owed(self) -> None:
         """Continue the suspended runs a process without their engine answered or resumed, and
-        the runs a closing deck paused.
+        the runs a closing deck paused. Suspended bodies kept here for runs that are no longer
+        suspended (another process continued and ended them) are released.
 
         Listing suspended runs reads only the index; a run's last event is read only when this
         deck has its invocable and its log moved since a sweep here last looked, so a run parked
@@ -364,12 +369,15 @@ class Continuation:
         if self.closed:
             return  # a closing deck admits no continuations
         checked: dict[str, int] = {}
+        kept_before = set(self.held.suspended)
+        still_suspended: set[str] = set()
         cursor: str | None = None
         while True:
             page = await self.store.list_runs(
                 RunQuery(all_namespaces=True, status=SUSPENDED, limit=500, cursor=cursor)
             )
             for record in page.runs:
+                still_suspended.add(record.run_id)
                 if record.name not in self.invocables:
                     continue
                 if self._owed_checked.get(record.run_id) == record.last_seq:
@@ -387,6 +395,10 @@ class Continuation:
                 break
             cursor = page.next_cursor
         self._owed_checked = checked
+        # A body kept here for a run another process has since ended is of no use any more.
+        for run_id in kept_before - still_suspended:
+            if run_id not in self.held.playing:
+                self.held.release(run_id)
 
     async def _continue_if_owed(self, record: RunRecord) -> None:
         last = await self.store.read(record.run_id, from_seq=record.last_seq, limit=1)

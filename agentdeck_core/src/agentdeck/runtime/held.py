@@ -1,5 +1,5 @@
-"""What one runtime holds in memory for runs: the plays in flight, runs parked in memory, and the
-budgets and contexts of the runs it started.
+"""What one runtime holds in memory for runs: the plays in flight, runs parked in memory, the
+suspensions engines kept of parked runs, and the budgets and contexts of the runs it started.
 
 Everything else about a run is in the store. What is here cannot be, and so it is lost with
 the process -- by design: a context is a live object that is never written anywhere, and a
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentdeck.model.events import Event
+from agentdeck.ports import Suspension
 from agentdeck.runtime.config import Budget
 from agentdeck.runtime.write_behind import WriteBehind
 
@@ -37,6 +38,8 @@ class Playing:
     """Persists the play's payloads behind it (durable stores); ``None``: appended in line."""
     control_checked: tuple[int, float] = (-1, 0.0)
     """(control request count, monotonic time) of the last read that found no request."""
+    kept: Suspension | None = None
+    """What the engine kept of the run when this play parked it (see :class:`Suspension`)."""
     task: asyncio.Task[None] = field(init=False)
 
     def end(self, ending: Event | None) -> None:
@@ -61,11 +64,15 @@ class Parked:
 class HeldRuns:
     """The runtime's in-memory tables, by run id."""
 
-    __slots__ = ("budgets", "contexts", "parked", "playing")
+    __slots__ = ("budgets", "contexts", "max_suspended", "parked", "playing", "suspended")
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_suspended: int = 1000) -> None:
         self.playing: dict[str, Playing] = {}
         self.parked: dict[str, Parked] = {}
+        # Suspensions engines kept of runs parked here, oldest first (insertion order): what
+        # lets a continuation in this process go on where the run stood instead of replaying.
+        self.suspended: dict[str, Suspension] = {}
+        self.max_suspended = max_suspended
         # Budgets and contexts live with the process that started the run: a continuation in
         # this process reuses them, one elsewhere has none (a context is never written anywhere).
         self.budgets: dict[str, Budget] = {}
@@ -73,6 +80,7 @@ class HeldRuns:
 
     def forget(self, run_id: str) -> None:
         """Drop what this process held for a run that has ended."""
+        self.release(run_id)
         self.parked.pop(run_id, None)
         self.budgets.pop(run_id, None)
         self.contexts.pop(run_id, None)
@@ -83,3 +91,37 @@ class HeldRuns:
         if playing is not None and playing.context is not None:
             return playing.context
         return self.contexts.get(run_id)
+
+    # -- suspensions ---------------------------------------------------------------------------
+
+    def keep(self, run_id: str, suspension: Suspension) -> None:
+        """Hold ``suspension`` until the run continues here; past ``max_suspended`` the oldest
+        one is released (its run replays from the log when it continues)."""
+        previous = self.suspended.pop(run_id, None)
+        if previous is not None and previous is not suspension:
+            previous.discard()
+        self.suspended[run_id] = suspension
+        while len(self.suspended) > self.max_suspended:
+            oldest = next(iter(self.suspended))
+            self.suspended.pop(oldest).discard()
+
+    def take(self, run_id: str) -> Suspension | None:
+        """Hand the run's suspension to the play that continues it (it holds it from now on)."""
+        return self.suspended.pop(run_id, None)
+
+    def release(self, run_id: str, only: Suspension | None = None) -> None:
+        """Discard the run's suspension (``only``: if it is still that one)."""
+        held = self.suspended.get(run_id)
+        if held is None or (only is not None and held is not only):
+            return
+        del self.suspended[run_id]
+        held.discard()
+
+    async def release_all(self) -> None:
+        """Discard every suspension and wait until what they held has stopped (deck close)."""
+        suspensions = list(self.suspended.values())
+        self.suspended.clear()
+        for suspension in suspensions:
+            suspension.discard()
+        for suspension in suspensions:
+            await suspension.released()

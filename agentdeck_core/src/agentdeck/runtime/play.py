@@ -48,6 +48,7 @@ from agentdeck.ports import (
     Entry,
     EventStore,
     Invocation,
+    Suspension,
 )
 from agentdeck.runtime.config import Budget, NonDurableStoreWarning
 from agentdeck.runtime.control import ControlRequests, RunControl, control_payloads
@@ -170,6 +171,7 @@ class Player:
             held.contexts[run_id] = invocation.context
         budget = held.budgets.get(run_id)
         playing = Playing(context=invocation.context, budget=budget)
+        invocation.keep_suspended = self._keeper(run_id, playing)
         if self.store.durable:
             # A durable append is a commit or a round trip: persisted behind the engine, in
             # bursts (see agentdeck.runtime.write_behind). The memory store's append is cheaper
@@ -186,6 +188,17 @@ class Player:
             # first stream_item safe points need no read (see _checkpointer).
             playing.control_checked = (self._count.value, time.monotonic())
         self._playing[run_id] = playing
+
+    def _keeper(self, run_id: str, playing: Playing) -> Callable[[Suspension], None]:
+        """``Invocation.keep_suspended`` for one play: held at once, before the engine yields
+        the parking payloads, so a continuation that follows their record finds it."""
+        held = self.held
+
+        def keep(suspension: Suspension) -> None:
+            playing.kept = suspension
+            held.keep(run_id, suspension)
+
+        return keep
 
     def _played(self, run_id: str, playing: Playing | None) -> None:
         """A play ended: drop it (unless a newer play of the run replaced it already) and
@@ -228,12 +241,14 @@ class Player:
     async def _play(self, invocation: Invocation, budget: Budget | None = None) -> None:
         run_id = invocation.run_id
         playing = self._playing.get(run_id)
+        parked = False
         try:
             ending = await self._play_through(invocation, playing, budget)
             if ending is None:
                 return
             # What the ending leaves behind (in line, not a call of its own: this is every run).
             if ending.kind in SUSPENDING_KINDS:
+                parked = True
                 if not self.engines[invocation.invocable.engine].capabilities.durable_suspend:
                     self.held.parked[run_id] = Parked(context=invocation.context)
                 await self.control.act_on_parked(run_id)
@@ -250,6 +265,10 @@ class Player:
             if invocation.parent_run_id is not None:
                 await self.children.child_ended(invocation.parent_run_id, run_id)
         finally:
+            if not parked and playing is not None and playing.kept is not None:
+                # The play did not end parked after all: nothing to continue from memory.
+                self.held.release(run_id, only=playing.kept)
+                playing.kept.discard()
             self._played(run_id, playing)
 
     async def _play_through(

@@ -78,7 +78,7 @@ class Runtime:
         self.clock = clock
         self.config = config = config or RuntimeConfig()
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self.held = held = HeldRuns()
+        self.held = held = HeldRuns(max_suspended=config.max_suspended)
         self.recorder = recorder = Recorder(store, observers, held)
         self.requests = requests = ControlRequests(control)
         self.liveness = liveness = Liveness(
@@ -143,6 +143,8 @@ class Runtime:
         """Stop playing: ask live runs to pause at their next safe point, then cut the rest."""
         self.opener.closed = self.continuation.closed = True
         await self.player.stop(grace=grace)
+        # Suspended bodies die with the deck (their runs replay wherever they continue next).
+        await self.held.release_all()
         await self.liveness.close(grace=grace)
 
     # ------------------------------------------------------------------------------- runs

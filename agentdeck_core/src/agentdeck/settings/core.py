@@ -87,6 +87,11 @@ class RuntimeSettings(SettingsSection):
     then resumes; no cron or scheduler needed. The sweep runs for the deck's lifetime, starting
     when it opens and stopping when it closes. Must be greater than 0."""
 
+    max_suspended: int = Field(default=1000, ge=0)
+    """Parked `@workflow` bodies an open deck keeps suspended in memory, so that continuing
+    their runs here goes on where they stood instead of replaying them from the log. Past it
+    the oldest is released (its run replays when it continues); 0 keeps none."""
+
 
 CORE_SECTIONS: tuple[type[SettingsSection], ...] = (CoreSettings, RuntimeSettings)
 """The sections the core owns; plugin sections may not reuse their names or variables."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -21,7 +21,7 @@ import pytest_asyncio
 
 from agentdeck.model.content import ContentBlock
 from agentdeck.model.events import Event
-from agentdeck.ports import Engine, Entry, Invocation
+from agentdeck.ports import Engine, Entry, Invocation, Suspension
 from agentdeck.testing.engine.checks import (
     check_capabilities,
     check_compiles,
@@ -324,6 +324,74 @@ class EngineContract(ContractKit):
             {interrupt_id: scenarios.answer_value},
         )
         scenarios.verify_output("asks", check_completed(answered))
+
+    # -- suspensions kept in memory (optional: engines that keep none pass these as they are) -----
+
+    async def test_a_kept_suspension_continues_the_run_here(
+        self, engine: Engine, scenarios: EngineScenarios
+    ) -> None:
+        """An engine that keeps a parked run in memory (``Invocation.keep_suspended``) continues
+        it from what it kept (``Invocation.suspended``) to the same ending as from the log."""
+        asks = self.require_interrupts(engine, scenarios)
+        kept: list[Suspension] = []
+        invocation = replace(self.invocation(engine, asks, scenarios), keep_suspended=kept.append)
+        parked = await drive(engine, invocation)
+        interrupt_id = check_interrupted(parked)
+        answered = await drive(
+            engine,
+            replace(invocation, suspended=kept[-1] if kept else None, keep_suspended=None),
+            history=parked.events,
+            entry=Entry.ANSWERED,
+            answers={interrupt_id: scenarios.answer_value},
+            state=parked.state_area,
+        )
+        scenarios.verify_output("asks", check_completed(answered))
+
+    async def test_a_kept_suspension_is_not_used_once_another_play_moved_the_run(
+        self,
+        engine: Engine,
+        engine_factory: Callable[[], Engine],
+        scenarios: EngineScenarios,
+    ) -> None:
+        """A suspension handed back with a log that another play (another process) moved since
+        it was kept is dropped: the run continues from the log, exactly as a fresh engine
+        continues it, and nothing the kept state did before is done again."""
+        streams = self.require_safe_points(engine, scenarios)
+        kept: list[Suspension] = []
+        invocation = replace(
+            self.invocation(engine, streams, scenarios), keep_suspended=kept.append
+        )
+        paused = await drive(engine, invocation, directives={1: ControlVerb.PAUSE})
+        check_control(paused, ControlVerb.PAUSE)
+        if not kept:
+            return  # this engine keeps nothing in memory: the log is all it continues from
+        # Another process continues the run and pauses it again, further on.
+        history = [Event.from_json(event.to_json()) for event in paused.events]
+        async with _opened(engine_factory()) as other:
+            moved = await drive(
+                other,
+                self.invocation(other, streams, scenarios),
+                history=history,
+                entry=Entry.AFTER_PAUSE,
+                directives={2: ControlVerb.PAUSE},
+            )
+        check_control(moved, ControlVerb.PAUSE)
+        here = await drive(
+            engine,
+            replace(invocation, suspended=kept[-1], keep_suspended=None),
+            history=moved.events,
+            entry=Entry.AFTER_PAUSE,
+        )
+        reference = await self._continue_elsewhere(
+            engine_factory, streams, scenarios, moved, Entry.AFTER_PAUSE, {}
+        )
+        scenarios.verify_output("streams", check_completed(here))
+        appended = [event.kind for event in here.events[len(moved.events) :]]
+        expected = [event.kind for event in reference.events[len(moved.events) :]]
+        assert appended == expected, (
+            f"continued with a suspension kept before another play moved the run, the engine "
+            f"recorded {appended}; continued from the log alone it records {expected}"
+        )
 
     async def _continue_elsewhere(
         self,
