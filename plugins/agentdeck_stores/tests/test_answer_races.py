@@ -127,7 +127,9 @@ async def _parked(store: EventStore) -> str:
     return run_id
 
 
-def _race(first: Worker, second: Worker, one: dict[str, Any], two: dict[str, Any]) -> tuple:
+def _race(
+    first: Worker, second: Worker, one: dict[str, Any], two: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     first.send(**one)  # both commands are on their way before either reply is read
     second.send(**two)
     return first.reply(), second.reply()

@@ -5,7 +5,8 @@ open question, for an answer): whichever process wins it plays the run, from its
 store's engine-state area; a loser is told what the run is now. The rules of an answer -- it
 needs a run waiting for one and no pending pause, names its question when several are open,
 fits the question's declared shape, and is recorded only if the log has not moved since it was
-read -- live in :meth:`Continuation.answer` and nowhere else.
+read -- are judged by :mod:`agentdeck.runtime.answers` and applied by
+:meth:`Continuation.answer`, and nowhere else.
 
 A process without the run's engine (the ``agentdeck`` command without a project) records the
 decision and nothing more (``play=False``): an ``answer.recorded`` closing the last question, or
@@ -63,8 +64,8 @@ class Answered:
     """What an answer did, from the one read of the log it was decided on.
 
     ``before`` is the run as that read folded it, ``appended`` what the answer wrote, and
-    ``interrupt_id`` the question it closed -- ``None`` when it wrote nothing (the run had
-    finished, or another caller finished it first: then ``before`` is the run as it stands).
+    ``interrupt_id`` the question it answered. ``appended`` is empty only when the very same
+    answer was already recorded (a retry): an answer that cannot be recorded raises instead.
     """
 
     before: RunState
