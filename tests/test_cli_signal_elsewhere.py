@@ -149,6 +149,7 @@ def test_a_run_in_another_process_is_paused_resumed_and_cancelled_through_the_co
         assert log[-3]["reason"] == log[-1]["reason"] == "order withdrawn"
         assert {"kind": "run.paused", "reason": "lunch break"} in log
         assert {"kind": "run.resumed", "reason": "back from lunch"} in log
+        child.wait(timeout=BOUND)  # it closes its deck and exits on its own
     finally:
         if child.poll() is None:
             child.kill()
