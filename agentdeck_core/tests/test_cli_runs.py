@@ -383,6 +383,7 @@ async def test_json_value_answers_a_typed_question(
         "interrupt_id": "ask-0",
         "status": "waiting_answer",
         "continued": False,
+        "already_recorded": False,
         "open_interrupts": [],
     }
     assert not_json.status == 1 and "VALUE is not JSON" in not_json.err
@@ -436,7 +437,7 @@ async def test_cancel_ends_a_waiting_run_at_once(deck: Deck, agentdeck_cli: Any)
     assert outcome.status == 0
     assert f"run {run.id}: cancel done, now cancelled" in outcome.out
     assert (await kinds(run))[-3:] == ["control.requested", "control.observed", "run.cancelled"]
-    assert again.status == 0 and "already cancelled; nothing to cancel" in again.out
+    assert again.status == 0 and f"run {run.id} is already cancelled" in again.out
 
 
 async def test_a_pause_holds_answers_back_until_resume_lifts_it(

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agentdeck import (
+    AlreadyAnsweredError,
     AnswerRefusedError,
     ConfigError,
     ContextTypeError,
@@ -25,6 +26,7 @@ from agentdeck import (
     ManualClock,
     NotFoundError,
     Observer,
+    RunCancelledError,
     RunFailedError,
     RunStateError,
     RunStatus,
@@ -285,8 +287,12 @@ async def test_several_open_questions_need_an_interrupt_id(deck: Deck) -> None:
         await run
     [pending] = await run.pending_all()
     assert pending.interrupt_id == "b"
+    with pytest.raises(AlreadyAnsweredError) as taken:
+        await run.answer("B", interrupt_id="a")  # a different value for a closed question
+    assert (taken.value.interrupt_id, taken.value.origin) == ("a", "human")
+    await run.answer("A", interrupt_id="a")  # the very answer recorded: a quiet retry
     with pytest.raises(InvalidInputError):
-        await run.answer("B", interrupt_id="a")
+        await run.answer("B", interrupt_id="c")  # no such question
     await run.answer("B", interrupt_id="b")
     await run
 
@@ -323,8 +329,14 @@ async def test_cancel_of_a_suspended_run_ends_it_at_once(deck: Deck) -> None:
     assert await run.status() is RunStatus.CANCELLED
     with pytest.raises(RunFailedError):
         await run
-    await run.cancel()  # a no-op once finished
-    await run.answer("yes")  # likewise
+    await run.cancel()  # what it asks for already holds: quiet
+    with pytest.raises(RunCancelledError) as late:
+        await run.answer("yes")  # the person answering is told the run was cancelled
+    assert late.value.cancel_reason == "user closed the tab" and late.value.refusal == "cancelled"
+    with pytest.raises(RunCancelledError):
+        await run.pause()
+    with pytest.raises(RunCancelledError):
+        await run.resume()
 
 
 async def test_resume_on_a_waiting_run_refuses_unless_a_pause_is_pending(deck: Deck) -> None:

@@ -14,6 +14,7 @@ import agentdeck
 import agentdeck.errors as errors_module
 from agentdeck.errors import (
     AgentDeckError,
+    AlreadyAnsweredError,
     AnswerRefusedError,
     ConfigError,
     ContentTooLargeError,
@@ -26,7 +27,9 @@ from agentdeck.errors import (
     NotFoundError,
     PluginNotInstalledError,
     ReplayError,
+    RunCancelledError,
     RunFailedError,
+    RunFinishedError,
     RunStateError,
     RunSuspendedError,
     SessionBusyError,
@@ -159,6 +162,40 @@ CASES: dict[type[AgentDeckError], Case] = {
             "hint": "resume",
         },
         ("r-1", "paused", "resume"),
+    ),
+    AlreadyAnsweredError: Case(
+        lambda: AlreadyAnsweredError(
+            run_id="r-1",
+            interrupt_id="ask-1",
+            origin="policy",
+            answered_seq=7,
+            status=RunStatus.RUNNING,
+        ),
+        {
+            "run_id": "r-1",
+            "interrupt_id": "ask-1",
+            "origin": "policy",
+            "answered_seq": 7,
+            "status": RunStatus.RUNNING,
+            "refusal": "answered",
+        },
+        ("r-1", "ask-1", "already answered", "policy", "not recorded"),
+    ),
+    RunFinishedError: Case(
+        lambda: RunFinishedError(run_id="r-1", status=RunStatus.COMPLETED, verb="pause"),
+        {"run_id": "r-1", "status": RunStatus.COMPLETED, "verb": "pause", "refusal": "finished"},
+        ("r-1", "completed", "nothing to pause"),
+    ),
+    RunCancelledError: Case(
+        lambda: RunCancelledError(run_id="r-1", verb="answer", cancel_reason="tab closed"),
+        {
+            "run_id": "r-1",
+            "status": RunStatus.CANCELLED,
+            "verb": "answer",
+            "cancel_reason": "tab closed",
+            "refusal": "cancelled",
+        },
+        ("r-1", "cancelled", "tab closed", "nothing to answer"),
     ),
     RunFailedError: Case(
         lambda: RunFailedError(

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from agentdeck.vocabulary import RunStatus
 
 __all__ = [
     "AgentDeckError",
+    "AlreadyAnsweredError",
     "AnswerRefusedError",
     "ConfigError",
     "ContentTooLargeError",
@@ -30,7 +31,9 @@ __all__ = [
     "NotFoundError",
     "PluginNotInstalledError",
     "ReplayError",
+    "RunCancelledError",
     "RunFailedError",
+    "RunFinishedError",
     "RunStateError",
     "RunSuspendedError",
     "SessionBusyError",
@@ -250,7 +253,14 @@ class RunStateError(AgentDeckError):
     ``status`` is the run's status when refused (``None`` if it has none yet); ``accepted`` names
     the statuses in which the operation would have been legal, and ``hint`` the call that is right
     in the current one, when there is such a call (``"resume"`` for answering a paused run).
+
+    ``refusal`` names the situation in one word, the same in Python, over HTTP (the 409 body's
+    ``reason``) and on the command line: ``"status"`` here (the status does not allow it), and
+    ``"answered"``, ``"cancelled"`` or ``"finished"`` for the subclasses that say what happened
+    to a run an answer or a control verb came too late for.
     """
+
+    refusal: ClassVar[str] = "status"
 
     def __init__(
         self,
@@ -266,6 +276,80 @@ class RunStateError(AgentDeckError):
         self.status = status
         self.accepted = tuple(accepted)
         self.hint = hint
+
+
+class AlreadyAnsweredError(RunStateError):
+    """The question was answered first by another caller, with a different value.
+
+    An answer that loses a race is told so rather than returning as if it had been recorded.
+    ``interrupt_id`` is the question, ``origin`` who answered it (``"human"``, ``"policy"``, or
+    what the winner's ``answer.recorded`` says) and ``answered_seq`` the seq of that event; the
+    winner's value is deliberately not carried: it may be anything another person typed.
+    Retrying the very answer that was recorded is not refused: it returns quietly.
+    """
+
+    refusal: ClassVar[str] = "answered"
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        interrupt_id: str,
+        origin: str,
+        answered_seq: int,
+        status: RunStatus | None,
+    ) -> None:
+        super().__init__(
+            f"interrupt '{interrupt_id}' of run '{run_id}' was already answered, first "
+            f"(origin {origin}, event {answered_seq}); this answer was not recorded",
+            run_id=run_id,
+            status=status,
+            accepted=(RunStatus.WAITING_ANSWER,),
+        )
+        self.interrupt_id = interrupt_id
+        self.origin = origin
+        self.answered_seq = answered_seq
+
+
+class RunFinishedError(RunStateError):
+    """A verb (answer, pause, resume, cancel) reached a run that has already finished.
+
+    ``status`` is the finished status; ``verb`` the verb that came too late (``"answer"``,
+    ``"pause"``, ``"resume"`` or ``"cancel"``). Nothing was recorded. A cancelled run raises the
+    subclass :class:`RunCancelledError`.
+    """
+
+    refusal: ClassVar[str] = "finished"
+
+    def __init__(
+        self, *, run_id: str, status: RunStatus, verb: str, ended: str | None = None
+    ) -> None:
+        super().__init__(
+            f"run '{run_id}' has already {ended or status.value}, so there is nothing to "
+            f"{verb}; nothing was recorded",
+            run_id=run_id,
+            status=status,
+            accepted=(RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.WAITING_ANSWER),
+        )
+        self.verb = verb
+
+
+class RunCancelledError(RunFinishedError):
+    """A verb reached a run that was cancelled first (by another caller, or by its parent).
+
+    ``cancel_reason`` is the recorded cancellation reason, when there is one.
+    """
+
+    refusal: ClassVar[str] = "cancelled"
+
+    def __init__(self, *, run_id: str, verb: str, cancel_reason: str | None = None) -> None:
+        super().__init__(
+            run_id=run_id,
+            status=RunStatus.CANCELLED,
+            verb=verb,
+            ended="been cancelled" + (f" ({cancel_reason})" if cancel_reason else ""),
+        )
+        self.cancel_reason = cancel_reason
 
 
 class RunSuspendedError(RunStateError):

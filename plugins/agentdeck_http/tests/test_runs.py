@@ -104,8 +104,17 @@ async def test_answer_continues_the_run_and_a_bad_answer_is_422_naming_the_reaso
         assert await run == {"order": "A-2", "decision": "yes"}
 
         again = await client.post(f"/runs/{run_id}/answer", json={"value": "yes"})
-        assert again.status_code == 409
+        assert again.status_code == 200  # the very answer recorded, retried: idempotent
         assert again.json()["status"] == "completed"
+        other = await client.post(f"/runs/{run_id}/answer", json={"value": "no"})
+        assert other.status_code == 409
+        body = other.json()
+        assert (body["reason"], body["origin"], body["status"]) == (
+            "answered",
+            "human",
+            "completed",
+        )
+        assert "yes" not in body["detail"]  # the recorded value is never told to another caller
 
 
 class _Reads:

@@ -38,6 +38,7 @@ from agentdeck.errors import (
     AnswerRefusedError,
     ConfigError,
     NotFoundError,
+    RunFinishedError,
 )
 from agentdeck.model.events import Event
 from agentdeck.model.payloads import RunInterrupted
@@ -316,9 +317,7 @@ class _Chat:
             # "\r": over the "^C" a terminal echoes, so the line reads cleanly.
             "\r" + self.style.paint("stopping this turn (Ctrl-C again to leave)", "yellow")
         )
-        task = asyncio.get_running_loop().create_task(
-            run.cancel("stopped from the terminal (Ctrl-C)")
-        )
+        task = asyncio.get_running_loop().create_task(_stop(run))
         self.background.add(task)
         task.add_done_callback(self.background.discard)
 
@@ -475,3 +474,9 @@ class _LineReader:
         *lines, self._buffer = self._buffer.split(b"\n")
         for line in lines:
             self._lines.put_nowait(line.decode("utf-8", errors="replace").rstrip("\r"))
+
+
+async def _stop(run: Any) -> None:
+    """Cancel the turn Ctrl-C interrupted; one that finished in the meantime needs nothing."""
+    with contextlib.suppress(RunFinishedError):
+        await run.cancel("stopped from the terminal (Ctrl-C)")

@@ -33,7 +33,7 @@ from agentdeck.authoring.catalog import Catalog, CatalogSources, discover_projec
 from agentdeck.authoring.context_check import validate_context_declaration
 from agentdeck.deck.runs import Run, Runs
 from agentdeck.deck.service import RunService
-from agentdeck.errors import ConfigError, DuplicateKeyError, RunSuspendedError
+from agentdeck.errors import ConfigError, DuplicateKeyError, RunFinishedError, RunSuspendedError
 from agentdeck.model.clock import Clock, SystemClock
 from agentdeck.model.events import Event
 from agentdeck.model.results import InterruptResult
@@ -419,9 +419,11 @@ class Deck:
                         return
         finally:
             if not ended and self.is_open:
-                await service.request_control(
-                    run.id, ControlVerb.CANCEL, "the stream's consumer went away"
-                )
+                # A run that finished meanwhile needs no cancel: not a refusal to report.
+                with contextlib.suppress(RunFinishedError):
+                    await service.request_control(
+                        run.id, ControlVerb.CANCEL, "the stream's consumer went away"
+                    )
 
     # ------------------------------------------------------------------------------- serving
 

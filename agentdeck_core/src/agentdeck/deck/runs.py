@@ -87,16 +87,23 @@ class Run:
     # ------------------------------------------------------------------------------- control
 
     async def pause(self, reason: str | None = None) -> bool:
-        """Ask the run to stop at its next safe point. Returns at once, not when it stops."""
+        """Ask the run to stop at its next safe point. Returns at once, not when it stops.
+
+        A paused run is left as it is; a finished one refuses with :class:`RunFinishedError`
+        (:class:`RunCancelledError` when it was cancelled)."""
         return await self._service.request_control(self.id, ControlVerb.PAUSE, reason)
 
     async def cancel(self, reason: str | None = None) -> bool:
-        """Ask the run to stop for good; a suspended run ends at once. Cascades to children."""
+        """Ask the run to stop for good; a suspended run ends at once. Cascades to children.
+
+        A cancelled run is left as it is; one that completed or failed refuses with
+        :class:`RunFinishedError`."""
         return await self._service.request_control(self.id, ControlVerb.CANCEL, reason)
 
     async def resume(self) -> None:
-        """Continue a paused run (no-op if it is not paused; on a waiting run it lifts a pending
-        pause, and otherwise refuses: answer it instead)."""
+        """Continue a paused run (no-op on a running one; on a waiting run it lifts a pending
+        pause, and otherwise refuses: answer it instead). A finished run refuses with
+        :class:`RunFinishedError`."""
         await self._service.resume(self.id, context=self._context)
 
     async def answer(
@@ -104,11 +111,17 @@ class Run:
     ) -> None:
         """Answer the question this run waits on and let it continue.
 
-        ``interrupt_id`` is needed only when several questions are open. A value that does not
-        fit the question's declared shape is refused with :class:`AnswerRefusedError` (and an
-        ``answer.refused`` event) while the run stays parked. Answering a finished run does
-        nothing; answering a running or paused one raises :class:`RunStateError` naming the
-        call that is right.
+        Returns only when this value is the one recorded for the question -- now, or by the
+        very same answer earlier (a retry is safe). Otherwise it raises a
+        :class:`RunStateError` saying what happened: :class:`AlreadyAnsweredError` when another
+        caller answered first (with the winner's ``origin``, never its value),
+        :class:`RunCancelledError` / :class:`RunFinishedError` when the run ended first, and a
+        plain :class:`RunStateError` naming the call that is right for a running or paused run.
+
+        ``interrupt_id`` is needed only when several questions are open (pass it anyway when
+        answering a question read earlier: the answer is then judged against that question).
+        A value that does not fit the question's declared shape is refused with
+        :class:`AnswerRefusedError` (and an ``answer.refused`` event) while the run stays parked.
 
         ``play=False`` records the answer without continuing the run in this process, for a
         deck that has no engine for it (the ``agentdeck`` command without a project): the run

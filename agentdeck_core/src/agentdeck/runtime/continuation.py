@@ -5,7 +5,8 @@ open question, for an answer): whichever process wins it plays the run, from its
 store's engine-state area; a loser is told what the run is now. The rules of an answer -- it
 needs a run waiting for one and no pending pause, names its question when several are open,
 fits the question's declared shape, and is recorded only if the log has not moved since it was
-read -- live in :meth:`Continuation.answer` and nowhere else.
+read -- are judged by :mod:`agentdeck.runtime.answers` and applied by
+:meth:`Continuation.answer`, and nowhere else.
 
 A process without the run's engine (the ``agentdeck`` command without a project) records the
 decision and nothing more (``play=False``): an ``answer.recorded`` closing the last question, or
@@ -42,8 +43,8 @@ from agentdeck.model.payloads import (
 )
 from agentdeck.model.status import RunState, fold
 from agentdeck.ports import Engine, Entry, EventStore, Invocable, Invocation, RunQuery, RunRecord
-from agentdeck.runtime.answers import choose_interrupt, refusal
-from agentdeck.runtime.control import ControlRequests, RunControl
+from agentdeck.runtime.answers import judge_answer
+from agentdeck.runtime.control import ControlRequests, RunControl, refuse_finished
 from agentdeck.runtime.held import HeldRuns
 from agentdeck.runtime.play import CLOSING_PAUSE_REASON, Player
 from agentdeck.runtime.recording import Recorder
@@ -53,14 +54,18 @@ __all__ = ["Answered", "Continuation"]
 
 log = logging.getLogger("agentdeck.runtime")
 
+_ANSWER_ATTEMPTS = 8
+"""Reads of the log one answer may take when its conditional append keeps losing to events that
+leave its question open; each loss means some other writer made progress."""
+
 
 @dataclass(frozen=True, slots=True)
 class Answered:
     """What an answer did, from the one read of the log it was decided on.
 
     ``before`` is the run as that read folded it, ``appended`` what the answer wrote, and
-    ``interrupt_id`` the question it closed -- ``None`` when it wrote nothing (the run had
-    finished, or another caller finished it first: then ``before`` is the run as it stands).
+    ``interrupt_id`` the question it answered. ``appended`` is empty only when the very same
+    answer was already recorded (a retry): an answer that cannot be recorded raises instead.
     """
 
     before: RunState
@@ -112,6 +117,8 @@ class Continuation:
         """Continue a paused run (conditional ``run.resumed``); returns whether this call won.
 
         On a waiting run it lifts a pending pause, and otherwise refuses (answer it instead).
+        A finished run refuses with :class:`~agentdeck.errors.RunFinishedError` (or
+        :class:`~agentdeck.errors.RunCancelledError`): it cannot go on.
         A pending pause on a running run is withdrawn; a pending cancel on a paused run ends it.
 
         ``play=False`` is for a process that has no engine for the run: a paused run is not
@@ -121,7 +128,7 @@ class Continuation:
         port = self.requests.port
         record = await self.recorder.record(run_id)
         if record.status in TERMINAL:
-            return False
+            await refuse_finished(self.store, run_id, record.status, "resume")
         if record.status is RunStatus.RUNNING:
             await port.withdraw(run_id, ControlVerb.PAUSE)
             return False
@@ -137,7 +144,11 @@ class Continuation:
             )
         await port.withdraw(run_id, ControlVerb.PAUSE)
         if any(s.verb is ControlVerb.CANCEL for s in await port.pending(run_id)):
+            # A cancel was asked first: it wins, and the resume is told so.
             await self.control.act_on_parked(run_id)
+            ended = await self.recorder.record(run_id)
+            if ended.status in TERMINAL:
+                await refuse_finished(self.store, run_id, ended.status, "resume")
             return False
         if not play:
             await self.recorder.append(
@@ -155,6 +166,8 @@ class Continuation:
             # The conditional run.resumed lost to another caller (a sweep, another process)
             # that continued or ended the run first: this call did not win, as documented.
             now = await self.store.get_run(run_id)
+            if now is not None and now.status in TERMINAL:
+                await refuse_finished(self.store, run_id, now.status, "resume")
             if now is not None and now.status is not RunStatus.PAUSED:
                 return False
             raise
@@ -172,88 +185,80 @@ class Continuation:
     ) -> Answered:
         """Answer the question ``run_id`` waits on; continue the run when it was the last one.
 
-        Answering a finished run records nothing. A run that is running or paused, or has a
-        pause pending (which holds answers back), is refused with :class:`RunStateError`
-        naming the call that is right; a value that does not fit the question's declared shape
-        with :class:`AnswerRefusedError` (and an ``answer.refused`` event). The answer is
-        appended only if the log has not moved since it was read: a loser is told what the run
-        is now (nothing, if another caller finished it).
+        Returns only when this value is the one recorded for the question (now, or by an
+        identical earlier answer: a retry). Otherwise the rules of
+        :func:`~agentdeck.runtime.answers.judge_answer` raise: the question was answered by
+        another caller first (:class:`~agentdeck.errors.AlreadyAnsweredError`), the run was
+        cancelled or finished, it is running or paused, or a pending pause holds answers back. A
+        value that does not fit the question's declared shape is refused with
+        :class:`AnswerRefusedError` (and an ``answer.refused`` event).
+
+        The answer is appended only if the log has not moved since it was read; when it has,
+        the log is read again and the answer judged again -- so a loser is told what beat it,
+        and an answer that lost only to an unrelated event (another question's answer) is
+        recorded after all.
 
         ``play=False`` records the answer and nothing more, even when it closes the last
         question: the run stays ``waiting_answer`` until a deck with its engine sweeps.
         """
-        history = await self.store.read(run_id)
-        state = fold(history)
-        status = state.status
-        if status is None or status in TERMINAL:
-            return Answered(before=state, appended=(), interrupt_id=None)
-        if status is not RunStatus.WAITING_ANSWER:
-            hint = "resume" if status is RunStatus.PAUSED else None
-            raise RunStateError(
-                f"run '{run_id}' is {status.value}, not waiting for an answer"
-                + ("; continue it with run.resume()" if hint else ""),
-                run_id=run_id,
-                status=status,
-                accepted=(RunStatus.WAITING_ANSWER,),
-                hint=hint,
+        given = AnswerRecorded(interrupt_id=interrupt_id or "", value=value)
+        for _ in range(_ANSWER_ATTEMPTS):
+            history = await self.store.read(run_id)
+            state = fold(history)
+            paused = any(
+                s.verb is ControlVerb.PAUSE for s in await self.requests.port.pending(run_id)
             )
-        signals = await self.requests.port.pending(run_id)
-        if any(s.verb is ControlVerb.PAUSE for s in signals):
-            raise RunStateError(
-                f"run '{run_id}' has a pause pending, which holds answers back; "
-                "lift it with run.resume() first",
-                run_id=run_id,
-                status=status,
-                accepted=(RunStatus.WAITING_ANSWER,),
-                hint="resume",
+            verdict = judge_answer(
+                run_id, history, state, given, interrupt_id=interrupt_id, pause_pending=paused
             )
-        interrupt = choose_interrupt(run_id, state, interrupt_id)
-        reason = refusal(interrupt.expected, value)
-        if reason is not None:
-            with contextlib.suppress(RunStateError):
-                await self.recorder.append(
-                    run_id,
-                    [AnswerRefused(interrupt_id=interrupt.interrupt_id, reason=reason)],
-                    expect=(RunStatus.WAITING_ANSWER,),
+            if verdict.interrupt is None:  # this very answer is already recorded
+                return Answered(before=state, appended=(), interrupt_id=verdict.interrupt_id)
+            if verdict.refused is not None:
+                with contextlib.suppress(RunStateError):
+                    await self.recorder.append(
+                        run_id,
+                        [AnswerRefused(interrupt_id=verdict.interrupt_id, reason=verdict.refused)],
+                        expect=(RunStatus.WAITING_ANSWER,),
+                    )
+                raise AnswerRefusedError(
+                    run_id=run_id, interrupt_id=verdict.interrupt_id, reason=verdict.refused
                 )
-            raise AnswerRefusedError(
-                run_id=run_id, interrupt_id=interrupt.interrupt_id, reason=reason
-            )
-        payloads: list[Payload] = [AnswerRecorded(interrupt_id=interrupt.interrupt_id, value=value)]
-        try:
-            if len(state.interrupts) > 1 or not play:
-                events = await self.recorder.append(
-                    run_id,
-                    payloads,
-                    expect=(RunStatus.WAITING_ANSWER,),
-                    expect_seq=state.last_seq,
-                )
-            else:
-                payloads.append(RunResumed(reason="answered", interrupt_id=interrupt.interrupt_id))
-                events = await self._continue(
-                    run_id,
-                    payloads,
-                    entry=Entry.ANSWERED,
-                    context=context,
-                    expect_seq=state.last_seq,
-                    history=history,
-                )
-        except RunStateError:
-            # Someone else moved the run first (another answer, a cancel): say what it is now.
-            now = fold(await self.store.read(run_id))
-            still_open = any(i.interrupt_id == interrupt.interrupt_id for i in now.interrupts)
-            if now.status is RunStatus.WAITING_ANSWER and still_open:
-                raise
-            if now.status is not None and now.status in TERMINAL:
-                return Answered(before=now, appended=(), interrupt_id=None)
-            raise RunStateError(
-                f"interrupt '{interrupt.interrupt_id}' of run '{run_id}' was answered or "
-                "closed by another caller first",
-                run_id=run_id,
-                status=now.status,
-                accepted=(RunStatus.WAITING_ANSWER,),
-            ) from None
-        return Answered(before=state, appended=events, interrupt_id=interrupt.interrupt_id)
+            payloads: list[Payload] = [
+                AnswerRecorded(interrupt_id=verdict.interrupt_id, value=given.value)
+            ]
+            try:
+                if len(state.interrupts) > 1 or not play:
+                    events = await self.recorder.append(
+                        run_id,
+                        payloads,
+                        expect=(RunStatus.WAITING_ANSWER,),
+                        expect_seq=state.last_seq,
+                    )
+                else:
+                    payloads.append(
+                        RunResumed(reason="answered", interrupt_id=verdict.interrupt_id)
+                    )
+                    events = await self._continue(
+                        run_id,
+                        payloads,
+                        entry=Entry.ANSWERED,
+                        context=context,
+                        expect_seq=state.last_seq,
+                        history=history,
+                    )
+            except RunStateError:
+                # The log moved since it was read (another answer, a cancel, an unrelated
+                # event): judge again on the log as it is now.
+                interrupt_id = verdict.interrupt_id
+                continue
+            return Answered(before=state, appended=events, interrupt_id=verdict.interrupt_id)
+        raise RunStateError(
+            f"run '{run_id}' kept changing while answering it ({_ANSWER_ATTEMPTS} reads); "
+            "the answer was not recorded, try again",
+            run_id=run_id,
+            status=None,
+            accepted=(RunStatus.WAITING_ANSWER,),
+        )
 
     # ------------------------------------------------------------------------------- continuing
 
@@ -380,6 +385,8 @@ class Continuation:
                 still_suspended.add(record.run_id)
                 if record.name not in self.invocables:
                     continue
+                if record.status is RunStatus.PAUSED and await self._resume_requested(record):
+                    continue
                 if self._owed_checked.get(record.run_id) == record.last_seq:
                     checked[record.run_id] = record.last_seq
                     continue
@@ -399,6 +406,25 @@ class Continuation:
         for run_id in kept_before - still_suspended:
             if run_id not in self.held.playing:
                 self.held.release(run_id)
+
+    async def _resume_requested(self, record: RunRecord) -> bool:
+        """Resume a paused run a process that could not read its log asked to resume through
+        the shared control store (``agentdeck runs signal RUN resume --control-db``); whether
+        it did. One control read per paused run per sweep, and only for a shared port."""
+        port = self.requests.port
+        if not port.shared:
+            return False
+        signals = await port.pending(record.run_id)
+        if not any(s.verb is ControlVerb.RESUME for s in signals):
+            return False
+        taken = await port.take(record.run_id, ControlVerb.RESUME)
+        if taken is None:
+            return False
+        try:
+            await self.resume(record.run_id, reason=taken.reason or "resumed")
+        except (RunStateError, ReplayError, NotFoundError) as refused:
+            log.warning("run %s cannot be resumed here: %s", record.run_id, refused)
+        return True
 
     async def _continue_if_owed(self, record: RunRecord) -> None:
         last = await self.store.read(record.run_id, from_seq=record.last_seq, limit=1)

@@ -20,10 +20,11 @@ keeps a count of the requests made through it, and a request made through anothe
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import NoReturn, Protocol, runtime_checkable
 
-from agentdeck.errors import RunStateError
+from agentdeck.errors import NotFoundError, RunCancelledError, RunFinishedError, RunStateError
 from agentdeck.model.payloads import (
     ControlObserved,
     ControlRequested,
@@ -42,6 +43,7 @@ __all__ = [
     "RequestCounter",
     "RunControl",
     "control_payloads",
+    "refuse_finished",
 ]
 
 
@@ -123,10 +125,18 @@ class RunControl:
         self.held = held
 
     async def request(self, run_id: str, verb: ControlVerb, reason: str | None) -> bool:
-        """Record a pause or cancel; act at once if the run is (or just became) suspended."""
+        """Record a pause or cancel; act at once if the run is (or just became) suspended.
+
+        The rule every verb follows (:func:`refuse_finished`): quiet when what it asks for
+        already holds (a pause on a paused run, a cancel on a cancelled one), a typed
+        :class:`~agentdeck.errors.RunFinishedError` when it can no longer happen (the run
+        finished otherwise).
+        """
         record = await self.recorder.record(run_id)
         if record.status in TERMINAL:
-            return True
+            if verb is ControlVerb.CANCEL and record.status is RunStatus.CANCELLED:
+                return True
+            await refuse_finished(self.store, run_id, record.status, verb.value)
         if verb is ControlVerb.PAUSE and record.status is RunStatus.PAUSED:
             return True
         await self.requests.request(run_id, verb, reason)
@@ -134,6 +144,29 @@ class RunControl:
             await self.act_on_parked(run_id)
             await self.cascade_cancel(run_id, reason or "parent run cancelled")
         return True
+
+    async def request_unseen(self, run_id: str, verb: ControlVerb, reason: str | None) -> None:
+        """Record a request for a run whose log this process cannot read (its events live in
+        another process's store), in the shared control store alone.
+
+        The run's own process meets a pause or cancel at its next safe point, the reason in its
+        log, as if it had been asked there; a resume lifts a pause still pending and is taken by
+        that process's sweep if the run is paused (:meth:`Continuation.continue_owed
+        <agentdeck.runtime.continuation.Continuation.continue_owed>`). A control store no other
+        process reads (``memory://``) could deliver none of that: refused with
+        :class:`~agentdeck.errors.NotFoundError`, as for a run nobody knows.
+        """
+        port = self.requests.port
+        if not port.shared:
+            raise NotFoundError(
+                f"no run with id '{run_id}' in this store, and the control store "
+                f"({port.url}) is not shared with other processes, so no request can reach it",
+                what="run",
+                name=run_id,
+            )
+        if verb is ControlVerb.RESUME:
+            await port.withdraw(run_id, ControlVerb.PAUSE)
+        await self.requests.request(run_id, verb, reason)
 
     async def act_on_parked(self, run_id: str) -> None:
         """A cancel pending on a suspended run ends it now (no safe point needed)."""
@@ -167,4 +200,20 @@ class RunControl:
         )
         for child in page.runs:
             if child.status not in TERMINAL:
-                await self.request(child.run_id, ControlVerb.CANCEL, reason)
+                # A child that finishes meanwhile needs no cancel: that race is not a refusal.
+                with contextlib.suppress(RunFinishedError):
+                    await self.request(child.run_id, ControlVerb.CANCEL, reason)
+
+
+async def refuse_finished(store: EventStore, run_id: str, status: RunStatus, verb: str) -> NoReturn:
+    """Raise the typed refusal for ``verb`` on a run that finished with ``status``: a
+    :class:`~agentdeck.errors.RunCancelledError` (with the recorded reason) for a cancelled
+    run, a :class:`~agentdeck.errors.RunFinishedError` for a completed or failed one."""
+    if status is RunStatus.CANCELLED:
+        last = await store.read(run_id, from_seq=0)
+        reason = next(
+            (e.payload.reason for e in reversed(last) if isinstance(e.payload, RunCancelled)),
+            None,
+        )
+        raise RunCancelledError(run_id=run_id, verb=verb, cancel_reason=reason)
+    raise RunFinishedError(run_id=run_id, status=status, verb=verb)

@@ -174,6 +174,11 @@ class Runtime:
         """Record a pause or cancel; act at once if the run is (or just became) suspended."""
         return self.run_control.request(run_id, verb, reason)
 
+    def request_unseen(self, run_id: str, verb: ControlVerb, reason: str | None) -> Awaitable[None]:
+        """Record a request for a run whose log lives in another process's store (see
+        :meth:`RunControl.request_unseen <agentdeck.runtime.control.RunControl.request_unseen>`)."""
+        return self.run_control.request_unseen(run_id, verb, reason)
+
     def resume(
         self, run_id: str, *, context: Any = None, reason: str = "resumed", play: bool = True
     ) -> Awaitable[bool]:

@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse
 from agentdeck.deck.serving import Exposure, ExposureState
 from agentdeck.errors import (
     AgentDeckError,
+    AlreadyAnsweredError,
     AnswerRefusedError,
     ContentTooLargeError,
     DuplicateKeyError,
@@ -27,6 +28,7 @@ from agentdeck.errors import (
     InvalidInputError,
     NotFoundError,
     ReplayError,
+    RunCancelledError,
     RunStateError,
     SessionBusyError,
     StoreError,
@@ -37,6 +39,7 @@ __all__ = [
     "HttpProblem",
     "internal_error",
     "problem_for",
+    "run_state_body",
     "unavailable",
     "validation_problem",
 ]
@@ -139,23 +142,38 @@ def problem_for(error: AgentDeckError, *, field_prefix: str | None = None) -> Ht
             409, {"detail": detail, "error": "fork_unsupported", "engine": error.engine}
         )
     if isinstance(error, RunStateError):
-        return HttpProblem(
-            409,
-            {
-                "detail": detail,
-                "error": "run_state",
-                "run_id": error.run_id or None,
-                "status": error.status.value if error.status is not None else None,
-                "accepted": [status.value for status in error.accepted],
-                "hint": error.hint,
-            },
-        )
+        return HttpProblem(409, run_state_body(error))
     if isinstance(error, StoreError) and error.retryable:
         log.warning("store unavailable: %s", error)
         return HttpProblem(
             503, {"detail": "the event store is unavailable; retry", "error": "store_unavailable"}
         )
     return internal_error(f"unhandled {type(error).__name__}", error)
+
+
+def run_state_body(error: RunStateError) -> dict[str, Any]:
+    """The 409 body of a verb the run's state refused: ``reason`` says what happened in the
+    same word the Python error's ``refusal`` does (``status``, ``answered``, ``cancelled``,
+    ``finished``), with the facts that go with it -- for an answer that came second, who gave
+    the one recorded (``origin``), never its value."""
+    body: dict[str, Any] = {
+        "detail": str(error),
+        "error": "run_state",
+        "reason": error.refusal,
+        "run_id": error.run_id or None,
+        "status": error.status.value if error.status is not None else None,
+        "accepted": [status.value for status in error.accepted],
+        "hint": error.hint,
+    }
+    if isinstance(error, AlreadyAnsweredError):
+        body.update(
+            interrupt_id=error.interrupt_id,
+            origin=error.origin,
+            answered_seq=error.answered_seq,
+        )
+    if isinstance(error, RunCancelledError):
+        body["cancel_reason"] = error.cancel_reason
+    return body
 
 
 def validation_problem(error: RequestValidationError) -> HttpProblem:

@@ -259,20 +259,14 @@ def native_router(served: Served) -> APIRouter:
         caller: Caller,
         namespace: NamespaceQuery = None,
     ) -> RunView:
-        """422 when the answer does not fit the question (the reason names what would), 409 when
-        the run is not waiting for an answer."""
+        """200 only when this answer is the one recorded (or the same answer was recorded
+        before: a retry). 422 when it does not fit the question (the reason names what would);
+        409 when it cannot be recorded, its body's ``reason`` saying why: ``answered`` (another
+        caller answered first; ``origin`` says who), ``cancelled``, ``finished``, or ``status``
+        (running, paused, or a pause pending)."""
         served.require_accepting()
         resolved = scoped(caller, namespace, run_id)
         record = await exposure.record(run_id, namespace=resolved)
-        if record.status in TERMINAL:
-            raise served.refuse(
-                409,
-                f"run '{run_id}' is {record.status.value}; there is no question to answer",
-                "run_state",
-                run_id=run_id,
-                status=record.status.value,
-                accepted=[RunStatus.WAITING_ANSWER.value],
-            )
         context = await served.context(
             request, "answer", name=record.name, namespace=resolved, run_id=run_id
         )
@@ -293,7 +287,7 @@ def native_router(served: Served) -> APIRouter:
         "/runs/{run_id}/pause",
         status_code=202,
         response_model=RunView,
-        responses=errors(401, 404, 413, 422, 503),
+        responses=errors(401, 404, 409, 413, 422, 503),
         summary="Ask a run to pause at its next safe point",
     )
     async def pause_run(
@@ -303,7 +297,8 @@ def native_router(served: Served) -> APIRouter:
         body: Annotated[ControlRequest | None, Body()] = None,
     ) -> RunView:
         """Records the request and returns at once (202): the run stops at its next safe point,
-        which nobody can know at the moment of asking."""
+        which nobody can know at the moment of asking. 409 (``reason``: ``finished`` or
+        ``cancelled``) for a run that has already finished."""
         resolved = scoped(caller, namespace, run_id)
         run = await exposure.run(run_id, namespace=resolved)
         await run.pause(body.reason if body is not None else None)
@@ -313,7 +308,7 @@ def native_router(served: Served) -> APIRouter:
         "/runs/{run_id}/cancel",
         status_code=202,
         response_model=RunView,
-        responses=errors(401, 404, 413, 422, 503),
+        responses=errors(401, 404, 409, 413, 422, 503),
         summary="Ask a run to stop for good",
     )
     async def cancel_run(
@@ -323,7 +318,8 @@ def native_router(served: Served) -> APIRouter:
         body: Annotated[ControlRequest | None, Body()] = None,
     ) -> RunView:
         """A suspended run ends at once; a running one at its next safe point. Cascades to the
-        run's children."""
+        run's children. A cancelled run is left as it is (202); one that completed or failed is
+        refused with 409 (``reason``: ``finished``)."""
         resolved = scoped(caller, namespace, run_id)
         run = await exposure.run(run_id, namespace=resolved)
         await run.cancel(body.reason if body is not None else None)
@@ -342,8 +338,8 @@ def native_router(served: Served) -> APIRouter:
         namespace: NamespaceQuery = None,
         body: Annotated[ControlRequest | None, Body()] = None,
     ) -> RunView:
-        """409 for a run waiting for an answer (answer it instead); a run that is not paused is
-        left as it is."""
+        """409 for a run waiting for an answer (answer it instead) and for one that has
+        finished (``reason``: ``finished`` or ``cancelled``); a running run is left as it is."""
         del body  # a resume takes no reason; the body is accepted for symmetry
         served.require_accepting()
         resolved = scoped(caller, namespace, run_id)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from agentdeck.bindings.transcript import Transcript
@@ -41,7 +42,8 @@ from agentdeck.deck.deck import Deck
 from agentdeck.deck.runs import Run
 from agentdeck.errors import InvalidInputError, RunStateError
 from agentdeck.model.status import RunState, fold
-from agentdeck.vocabulary import TERMINAL, ControlVerb, RunStatus
+from agentdeck.plugins.urls import redact_url
+from agentdeck.vocabulary import ControlVerb, RunStatus
 
 __all__ = ["ANSWER", "SIGNAL"]
 
@@ -86,11 +88,12 @@ async def _answer(args: argparse.Namespace) -> int:
         runtime = runtime_of(deck)
         record = await find_run(deck, args.run_id)
         run = Run(deck.service, record)
-        before = fold(await runtime.store.read(run.id))
         try:
-            await run.answer(value, interrupt_id=args.interrupt_id, play=play)
+            answered = await deck.service.answer(
+                run.id, value, interrupt_id=args.interrupt_id, play=play
+            )
         except RunStateError as refused:
-            if refused.hint == "resume":
+            if type(refused) is RunStateError and refused.hint == "resume":
                 raise RunStateError(
                     f"{refused}; from the command line: agentdeck runs signal {run.id} resume",
                     run_id=run.id,
@@ -99,21 +102,16 @@ async def _answer(args: argparse.Namespace) -> int:
                     hint=refused.hint,
                 ) from None
             raise
-        after = fold(await runtime.store.read(run.id))
-        answered = _answered_id(before, after, args.interrupt_id)
-        if play and after.status is not RunStatus.WAITING_ANSWER:
-            status = await _follow(out, deck, run, from_seq=before.last_seq + 1)
-            return _report(out, run, answered, status, continued=True)
-    return _report(out, run, answered, after.status, continued=False, still_open=after)
-
-
-def _answered_id(before: RunState, after: RunState, given: str | None) -> str | None:
-    if given is not None:
-        return given
-    closed = {i.interrupt_id for i in before.interrupts} - {
-        i.interrupt_id for i in after.interrupts
-    }
-    return next(iter(closed), None)
+        after = answered.after
+        if play and answered.appended and after.status is not RunStatus.WAITING_ANSWER:
+            status = await _follow(out, deck, run, from_seq=answered.before.last_seq + 1)
+            return _report(out, run, answered.interrupt_id, status, continued=True)
+        if not answered.appended:  # the same answer was recorded before: a retry
+            after = fold(await runtime.store.read(run.id))
+            return _report(
+                out, run, answered.interrupt_id, after.status, continued=False, again=True
+            )
+    return _report(out, run, answered.interrupt_id, after.status, continued=False, still_open=after)
 
 
 def _report(
@@ -124,6 +122,7 @@ def _report(
     *,
     continued: bool,
     still_open: RunState | None = None,
+    again: bool = False,
 ) -> int:
     open_ids = [i.interrupt_id for i in still_open.interrupts] if still_open is not None else []
     if out.as_json:
@@ -133,6 +132,7 @@ def _report(
                 "interrupt_id": interrupt_id,
                 "status": status.value if status is not None else None,
                 "continued": continued,
+                "already_recorded": again,
                 "open_interrupts": open_ids,
             }
         )
@@ -141,8 +141,11 @@ def _report(
     if continued:
         out.line(f"run {run.id} is {s.status(status)}")
         return exit_status_for(status)
-    if status is not None and status in TERMINAL:
-        out.line(f"run {run.id} is already {s.status(status)}; nothing to answer")
+    if again:
+        out.line(
+            f"this answer to {interrupt_id} was already recorded for run {run.id} "
+            f"(now {s.status(status)}); nothing more to do"
+        )
     elif open_ids:
         out.line(
             f"answer to {interrupt_id} recorded; still open: {', '.join(open_ids)} "
@@ -209,7 +212,9 @@ async def _signal(args: argparse.Namespace) -> int:
     play = args.project is not None
     async with open_deck(args, project=args.project) as deck:
         runtime = runtime_of(deck)
-        record = await find_run(deck, args.run_id)
+        record = await runtime.store.get_run(args.run_id)
+        if record is None:
+            return await _signal_unseen(out, deck, args.run_id, verb, args.reason)
         run = Run(deck.service, record)
         if verb is ControlVerb.RESUME:
             continued = await runtime.resume(run.id, reason=args.reason or "resumed", play=play)
@@ -220,6 +225,36 @@ async def _signal(args: argparse.Namespace) -> int:
             await runtime.request_control(run.id, verb, args.reason)
         now = await find_run(deck, run.id)
     return _signalled(out, run, verb, record.status, now.status)
+
+
+async def _signal_unseen(
+    out: Output, deck: Deck, run_id: str, verb: ControlVerb, reason: str | None
+) -> int:
+    """The documented ``runs signal RUN VERB --control-db PATH`` for a run whose events live in
+    another process's store: the request goes to the control store alone, and the process
+    playing the run acts on it at its next safe point (a resume: at its next sweep)."""
+    runtime = runtime_of(deck)
+    await runtime.request_unseen(run_id, verb, reason)
+    where = f"events {redact_url(runtime.store.url) or 'in this process'}"
+    print(
+        f"agentdeck: could not see the log of run {run_id} ({where}); the {verb.value} request "
+        "was recorded in the control store, and the process playing the run acts on it at its "
+        "next safe point",
+        file=sys.stderr,
+    )
+    if out.as_json:
+        out.json(
+            {
+                "run_id": run_id,
+                "verb": verb.value,
+                "status_before": None,
+                "status": None,
+                "recorded_in": "control",
+            }
+        )
+    else:
+        out.line(f"{verb.value} requested for run {run_id} through the control store")
+    return EXIT_OK
 
 
 def _signalled(
@@ -236,8 +271,8 @@ def _signalled(
         )
         return EXIT_OK
     s = out.style
-    if before in TERMINAL:
-        out.line(f"run {run.id} is already {s.status(before)}; nothing to {verb.value}")
+    if before is RunStatus.CANCELLED:  # a cancel on a cancelled run: what it asks for holds
+        out.line(f"run {run.id} is already {s.status(before)}")
     elif after is not before:
         out.line(f"run {run.id}: {verb.value} done, now {s.status(after)}")
     elif verb is ControlVerb.RESUME and before is RunStatus.PAUSED:
@@ -247,6 +282,8 @@ def _signalled(
         )
     elif verb is ControlVerb.RESUME:
         out.line(f"run {run.id} is {s.status(before)}: any pending pause was lifted")
+    elif verb is ControlVerb.PAUSE and before is RunStatus.PAUSED:
+        out.line(f"run {run.id} is already {s.status(before)}")
     elif verb is ControlVerb.PAUSE and before is RunStatus.WAITING_ANSWER:
         out.line(
             f"pause recorded for run {run.id} (waiting_answer): answers are held back until "
