@@ -17,8 +17,6 @@ Not durable and not shared across processes: a run parked here is lost with the 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import functools
 import threading
@@ -28,30 +26,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from agentdeck.errors import (
-    ConfigError,
-    EventSchemaError,
-    InvalidInputError,
-    NotFoundError,
-    RunStateError,
-)
+from agentdeck.errors import ConfigError
 from agentdeck.memory.packed import Packed, Packer, pack, unpack
 from agentdeck.model.clock import Clock, SystemClock, utc
-from agentdeck.model.events import Event, parse_payload, record_unchecked
-from agentdeck.model.payloads import (
-    PAYLOAD_TYPES,
-    Payload,
-    RunStarted,
-    UnknownEvent,
-    payload_type,
-)
-from agentdeck.model.status import (
-    FOLDED_KINDS,
-    RunState,
-    apply,
-    is_transition_allowed,
-    next_status,
-)
+from agentdeck.model.events import Event, record_unchecked
+from agentdeck.model.payloads import Payload
+from agentdeck.model.status import FOLDED_KINDS, RunState, apply
 from agentdeck.ports import (
     BackendRequest,
     EventStore,
@@ -62,6 +42,23 @@ from agentdeck.ports import (
     RunQuery,
     RunRecord,
     Takeover,
+)
+from agentdeck.storage import (
+    KNOWN_PAYLOADS,
+    append_time,
+    check_batch,
+    checked_limit,
+    checked_payloads,
+    checked_started,
+    decode_cursor,
+    encode_cursor,
+    may_step_over,
+    no_such_run,
+    prunable,
+    refuse_transition,
+    run_filter,
+    run_id_taken,
+    take_page,
 )
 from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, RunStatus
 
@@ -123,6 +120,18 @@ class _Run:
     costs no new fold state."""
     packed: Packed | None = None
     """A finished run's log (see :mod:`agentdeck.memory.packed`)."""
+
+    @property
+    def status(self) -> RunStatus | None:
+        return self.state.status
+
+    @property
+    def updated_at(self) -> datetime:
+        return self.last_ts
+
+    @property
+    def wake_at(self) -> datetime | None:
+        return self.state.wake_at
 
     def read(self, start: int, stop: int | None) -> list[Event]:
         """The run's events in ``[start, stop)`` (``stop`` ``None``: to the end)."""
@@ -238,98 +247,8 @@ def _wake(waiters: Iterable[asyncio.Future[None]]) -> None:
                 loop.call_soon_threadsafe(_resolve, future)
 
 
-# =========================================================================== cursors
-
-
-def _encode_cursor(ordinal: int) -> str:
-    return base64.urlsafe_b64encode(f"memory:{ordinal}".encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        prefix, _, number = raw.partition(":")
-        if prefix != SCHEME:
-            raise ValueError(prefix)
-        return int(number)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidInputError(
-            f"cursor {cursor!r} was not issued by this store; pass a RunPage.next_cursor "
-            "from an earlier list_runs call, or None for the first page",
-            field="cursor",
-        ) from None
-
-
-# =========================================================================== errors
-
-
-def _accepting(kind: str) -> list[RunStatus]:
-    """The statuses in which an event of ``kind`` may be appended."""
-    return [status for status in RunStatus if is_transition_allowed(status, kind)]
-
-
-def _no_such_run(run_id: str) -> NotFoundError:
-    return NotFoundError(
-        f"run '{run_id}' is not in this store (never opened here, or pruned)",
-        what="run",
-        name=run_id,
-    )
-
-
-def _refuse_transition(
-    run_id: str, status: RunStatus | None, at: RunStatus | None, kind: str, position: int
-) -> RunStateError:
-    """The refusal of ``kind`` at ``position`` of a batch, reaching it in status ``at``.
-
-    ``status`` (the error's field) is the run's recorded status, which the refusal leaves as it
-    was; the message also names the status the batch itself would have reached.
-    """
-    within = (
-        f" (the batch's earlier events would leave it {at.value})"
-        if at is not None and at is not status
-        else ""
-    )
-    shown = status.value if status is not None else "not started"
-    if at is not None and at in TERMINAL:
-        message = (
-            f"run '{run_id}' is {shown}{within}: nothing is appended after a terminal event "
-            f"(refused '{kind}' at position {position} of the batch); nothing was recorded"
-        )
-    else:
-        accepted = ", ".join(s.value for s in _accepting(kind)) or "nowhere"
-        message = (
-            f"run '{run_id}' is {shown}{within}: '{kind}' is not a designed transition from "
-            f"there (accepted from: {accepted}); nothing was recorded"
-        )
-    return RunStateError(message, run_id=run_id, status=status, accepted=_accepting(kind))
-
-
-_KNOWN_PAYLOADS = frozenset(PAYLOAD_TYPES)
 _system_now = functools.partial(datetime.now, UTC)
 """What :meth:`SystemClock.now` returns, called without a Python frame."""
-
-
-def _as_payload(payload: Any) -> Any:
-    """``payload`` as a validated payload model (dicts are parsed; models are checked)."""
-    if isinstance(payload, UnknownEvent):
-        if payload_type(payload.kind) is not None:
-            raise EventSchemaError(
-                f"an UnknownEvent cannot carry the known kind {payload.kind!r}; "
-                f"build a {payload_type(payload.kind).__name__} instead",  # type: ignore[union-attr]
-                kind=payload.kind,
-            )
-        return payload
-    if isinstance(payload, dict):
-        return parse_payload(payload)
-    kind = getattr(payload, "kind", None)
-    expected = payload_type(kind) if isinstance(kind, str) else None
-    if expected is None or type(payload) is not expected:
-        raise EventSchemaError(
-            f"{type(payload).__name__} is not an event payload; append payload models from "
-            "agentdeck.model.payloads (TextDelta, RunCompleted, ...)",
-            kind=kind if isinstance(kind, str) else None,
-        )
-    return payload
 
 
 # =========================================================================== the store
@@ -374,28 +293,18 @@ class MemoryEventStore(EventStore):
     # -- opening runs -------------------------------------------------------------------------
 
     async def open_run(self, new: NewRun, *, takeover: Takeover | None = None) -> OpenOutcome:
-        started = new.started
-        if not isinstance(started, RunStarted):
-            raise EventSchemaError(
-                f"NewRun.started must be a RunStarted payload, not {type(started).__name__}",
-                kind=getattr(started, "kind", None),
-            )
+        started = checked_started(new)
         namespace, session_id, key = new.namespace, new.session_id, new.key
         log = self._log
         with log.lock:
             if new.run_id in log.runs:
-                existing = log.runs[new.run_id]
-                raise RunStateError(
-                    f"run id '{new.run_id}' is already taken; mint a fresh id for every run",
-                    run_id=new.run_id,
-                    status=existing.state.status,
-                )
+                raise run_id_taken(new.run_id, log.runs[new.run_id].state.status)
             stepped_over: _Run | None = None
             if session_id is not None:
                 holder_id = log.sessions.get((namespace, session_id))
                 holder = log.runs.get(holder_id) if holder_id is not None else None
                 if holder is not None and holder.state.status not in TERMINAL:
-                    if self._may_step_over(holder, takeover):
+                    if may_step_over(holder.run_id, holder.status, holder.last_ts, takeover):
                         stepped_over = holder
                     else:
                         return OpenOutcome(busy=holder.record())
@@ -443,15 +352,6 @@ class MemoryEventStore(EventStore):
             _wake(waiters)
         return OpenOutcome(event=event, stepped_over=stepped_record)
 
-    @staticmethod
-    def _may_step_over(holder: _Run, takeover: Takeover | None) -> bool:
-        """A running holder may be displaced if its lease is dead or its last event is stale."""
-        if takeover is None or holder.state.status is not RunStatus.RUNNING:
-            return False
-        if holder.run_id in takeover.dead_run_ids:
-            return True
-        return takeover.stale_before is not None and holder.last_ts < utc(takeover.stale_before)
-
     # -- appending ----------------------------------------------------------------------------
 
     async def append(
@@ -464,7 +364,7 @@ class MemoryEventStore(EventStore):
     ) -> list[Event]:
         if expect is None and expect_seq is None and len(payloads) == 1:
             payload = payloads[0]
-            if type(payload) in _KNOWN_PAYLOADS and payload.kind not in FOLDED_KINDS:
+            if type(payload) in KNOWN_PAYLOADS and payload.kind not in FOLDED_KINDS:
                 # One unconditional payload that changes no status (a delta, a tool call, a
                 # report: nearly every event of a run). It moves only the run's last seq and
                 # time: its status, open questions and timer stay as they are, so neither the
@@ -474,10 +374,10 @@ class MemoryEventStore(EventStore):
                 with log.lock:
                     run = log.runs.get(run_id)
                     if run is None:
-                        raise _no_such_run(run_id)
+                        raise no_such_run(run_id)
                     status = run.state.status
                     if status is None or status in TERMINAL:
-                        raise _refuse_transition(run_id, status, status, payload.kind, 0)
+                        raise refuse_transition(run_id, status, status, payload.kind, 0)
                     ts = self._now()
                     if ts.tzinfo is not UTC:
                         ts = utc(ts)
@@ -503,47 +403,18 @@ class MemoryEventStore(EventStore):
                 if waiters:
                     _wake(waiters)
                 return [event]
-        checked: Sequence[Any] = payloads
-        for payload in payloads:
-            if type(payload) not in _KNOWN_PAYLOADS:
-                checked = [_as_payload(payload) for payload in payloads]
-                break
+        checked = checked_payloads(payloads)
         log = self._log
         with log.lock:
             run = log.runs.get(run_id)
             if run is None:
-                raise _no_such_run(run_id)
+                raise no_such_run(run_id)
             state = run.state
             before = state.status
-            if expect is not None and before not in expect:
-                raise RunStateError(
-                    f"run '{run_id}' is {before.value if before else 'not started'}, not "
-                    f"{' or '.join(sorted(s.value for s in expect)) or 'any status'} as the "
-                    "append expected; nothing was recorded",
-                    run_id=run_id,
-                    status=before,
-                    accepted=sorted(expect),
-                )
-            if expect_seq is not None and run.last_seq != expect_seq:
-                raise RunStateError(
-                    f"run '{run_id}' has moved on: its last seq is {run.last_seq}, not "
-                    f"{expect_seq} as the append expected; nothing was recorded",
-                    run_id=run_id,
-                    status=before,
-                )
-            status = before
-            for position, payload in enumerate(checked):
-                kind = payload.kind
-                if not is_transition_allowed(status, kind):
-                    raise _refuse_transition(run_id, before, status, kind, position)
-                status = next_status(status, kind)
+            check_batch(run_id, before, run.last_seq, checked, expect=expect, expect_seq=expect_seq)
             if not checked:
                 return []
-            ts = self._now()
-            if ts.tzinfo is not UTC:
-                ts = utc(ts)
-            if ts < run.last_ts:
-                ts = run.last_ts  # a run's times never go backwards, whatever the wall clock does
+            ts = append_time(self._now(), run.last_ts)
             seq = run.last_seq + 1
             recorded: list[Event] = []
             namespace, session_id, parent, origin = (
@@ -640,28 +511,18 @@ class MemoryEventStore(EventStore):
             return run.record() if run is not None else None
 
     async def list_runs(self, query: RunQuery) -> RunPage:
-        if query.limit < 1:
-            raise InvalidInputError(
-                f"list_runs limit must be at least 1, not {query.limit}", field="limit"
-            )
-        after = _decode_cursor(query.cursor) if query.cursor is not None else -1
+        limit = checked_limit(query)
+        after = decode_cursor(SCHEME, query.cursor) if query.cursor is not None else -1
+        matches = run_filter(query)
         log = self._log
         with log.lock:
             candidates = self._candidates(query)
             if after >= 0:
                 candidates = candidates[bisect_right(candidates, after, key=_ordinal) :]
-            matched: list[RunRecord] = []
-            last_ordinal = -1
-            more = False
-            for run in candidates:
-                if not _matches(run, query):
-                    continue
-                if len(matched) == query.limit:
-                    more = True
-                    break
-                matched.append(run.record())
-                last_ordinal = run.ordinal
-        return RunPage(runs=matched, next_cursor=_encode_cursor(last_ordinal) if more else None)
+            page, more = take_page(filter(matches, candidates), limit)
+            records = [run.record() for run in page]
+        cursor = encode_cursor(SCHEME, page[-1].ordinal) if more else None
+        return RunPage(runs=records, next_cursor=cursor)
 
     def _candidates(self, query: RunQuery) -> list[_Run]:
         """The runs of the narrowest index the query names, in ordinal order."""
@@ -716,7 +577,7 @@ class MemoryEventStore(EventStore):
     # -- pruning ------------------------------------------------------------------------------
 
     async def prune(self, query: PruneQuery) -> int:
-        statuses = frozenset(query.statuses) & TERMINAL
+        statuses = prunable(query)
         log = self._log
         removed = 0
         with log.lock:
@@ -805,30 +666,3 @@ def _drop(index: dict[Any, dict[str, None]], bucket: Any, run_id: str) -> None:
         runs.pop(run_id, None)
         if not runs:
             del index[bucket]
-
-
-def _matches(run: _Run, query: RunQuery) -> bool:
-    """Every filter of ``query``, checked against the indexed record (never the log)."""
-    if not query.all_namespaces and run.namespace != query.namespace:
-        return False
-    statuses = query.statuses()
-    state = run.state
-    if statuses is not None and state.status not in statuses:
-        return False
-    if query.session_id is not None and run.session_id != query.session_id:
-        return False
-    if query.key is not None and run.key != query.key:
-        return False
-    if query.name is not None and run.name != query.name:
-        return False
-    if query.parent_run_id is not None and run.parent_run_id != query.parent_run_id:
-        return False
-    if query.created_after is not None and not run.created_at > utc(query.created_after):
-        return False
-    if query.created_before is not None and not run.created_at < utc(query.created_before):
-        return False
-    if query.updated_before is not None and not run.last_ts < utc(query.updated_before):
-        return False
-    return query.wake_before is None or (
-        state.wake_at is not None and state.wake_at < utc(query.wake_before)
-    )
