@@ -9,6 +9,8 @@ refusals and wire formats by calling them rather than by re-writing them:
   designed transitions) with its canonical refusal, worded in :mod:`~agentdeck.storage.refusals`;
 * :mod:`~agentdeck.storage.folding` -- seqs, batch times and the folded status a batch leaves;
 * :mod:`~agentdeck.storage.claims` -- when an open may step over its session's holder;
+* :mod:`~agentdeck.storage.records` -- a run's :class:`~agentdeck.ports.RunRecord` from the
+  store's own run object;
 * :mod:`~agentdeck.storage.listing` and :mod:`~agentdeck.storage.cursors` -- listing filters,
   pages and the run cursor codec;
 * :mod:`~agentdeck.storage.codec` -- reading stored events back, fast.
@@ -18,13 +20,20 @@ from agentdeck.storage.batch import batch_refusal, check_batch
 from agentdeck.storage.claims import may_step_over
 from agentdeck.storage.cursors import decode_cursor, encode_cursor
 from agentdeck.storage.folding import EventRecorder, append_time, compose_batch, started_event
-from agentdeck.storage.listing import RunFacts, checked_limit, prunable, run_filter, take_page
+from agentdeck.storage.listing import (
+    checked_limit,
+    prunable,
+    run_filter,
+    run_page,
+    take_page,
+)
 from agentdeck.storage.payloads import (
     KNOWN_PAYLOADS,
     checked_payload,
     checked_payloads,
     checked_started,
 )
+from agentdeck.storage.records import RunFacts, StoredRun, record_of
 from agentdeck.storage.refusals import (
     accepting,
     moved_on,
@@ -38,6 +47,7 @@ __all__ = [
     "KNOWN_PAYLOADS",
     "EventRecorder",
     "RunFacts",
+    "StoredRun",
     "accepting",
     "append_time",
     "batch_refusal",
@@ -54,9 +64,11 @@ __all__ = [
     "no_such_run",
     "not_as_expected",
     "prunable",
+    "record_of",
     "refuse_transition",
     "run_filter",
     "run_id_taken",
+    "run_page",
     "started_event",
     "take_page",
 ]

@@ -4,47 +4,27 @@ A store that answers :meth:`~agentdeck.ports.EventStore.list_runs` from its own 
 builds a ``WHERE``, Redis a script's filters) still checks the page size with
 :func:`checked_limit`. A store that filters in Python -- the memory store, a small third-party
 store -- builds one :func:`run_filter` per query and applies it to each candidate run, and takes
-the page with :func:`take_page`. :func:`prunable` is the set of statuses a prune may delete.
+the page with :func:`take_page`; :func:`run_page` turns what a listing read (one run past the
+page, if there is one) into the :class:`~agentdeck.ports.RunPage` with its cursor.
+:func:`prunable` is the set of statuses a prune may delete.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from agentdeck.errors import InvalidInputError
 from agentdeck.model.clock import utc
-from agentdeck.ports import PruneQuery, RunQuery
+from agentdeck.ports import PruneQuery, RunPage, RunQuery, RunRecord
+from agentdeck.storage.cursors import encode_cursor
+from agentdeck.storage.records import RunFacts
 from agentdeck.vocabulary import TERMINAL, RunStatus
 
-__all__ = ["RunFacts", "checked_limit", "prunable", "run_filter", "take_page"]
+__all__ = ["checked_limit", "prunable", "run_filter", "run_page", "take_page"]
 
 _T = TypeVar("_T")
-
-
-class RunFacts(Protocol):
-    """What a query filters on: the fields of a :class:`~agentdeck.ports.RunRecord` (which is
-    one), readable from a store's own run object without building a record."""
-
-    @property
-    def namespace(self) -> str | None: ...
-    @property
-    def status(self) -> RunStatus | None: ...
-    @property
-    def session_id(self) -> str | None: ...
-    @property
-    def key(self) -> str | None: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def parent_run_id(self) -> str | None: ...
-    @property
-    def created_at(self) -> datetime: ...
-    @property
-    def updated_at(self) -> datetime: ...
-    @property
-    def wake_at(self) -> datetime | None: ...
 
 
 def checked_limit(query: RunQuery) -> int:
@@ -104,6 +84,22 @@ def take_page(runs: Iterable[_T], limit: int) -> tuple[list[_T], bool]:
             return page, True
         page.append(run)
     return page, False
+
+
+def run_page(
+    runs: Iterable[_T],
+    limit: int,
+    *,
+    scheme: str,
+    ordinal: Callable[[_T], int],
+    record: Callable[[_T], RunRecord],
+) -> RunPage:
+    """The page of the first ``limit`` of ``runs`` (filtered, in open order), whose cursor --
+    when another run follows -- points past the last one (:func:`~agentdeck.storage.cursors.
+    encode_cursor` of ``scheme`` and its ``ordinal``)."""
+    page, more = take_page(runs, limit)
+    cursor = encode_cursor(scheme, ordinal(page[-1])) if more else None
+    return RunPage(runs=[record(run) for run in page], next_cursor=cursor)
 
 
 def prunable(query: PruneQuery) -> frozenset[RunStatus]:

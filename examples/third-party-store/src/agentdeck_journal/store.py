@@ -50,14 +50,13 @@ from agentdeck.storage import (
     checked_started,
     compose_batch,
     decode_cursor,
-    encode_cursor,
     may_step_over,
     no_such_run,
     prunable,
     run_filter,
     run_id_taken,
+    run_page,
     started_event,
-    take_page,
 )
 from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, RunStatus
 
@@ -325,9 +324,8 @@ class JournalEventStore(EventStore):
         matches = run_filter(query)
         # Insertion order is open order.
         runs = (run for run in self._runs.values() if run.ordinal > after)
-        page, more = take_page((run for run in runs if matches(run.record())), limit)
-        cursor = encode_cursor(SCHEME, page[-1].ordinal) if more else None
-        return RunPage(runs=[run.record() for run in page], next_cursor=cursor)
+        found = (run for run in runs if matches(run.record()))
+        return run_page(found, limit, scheme=SCHEME, ordinal=_ordinal, record=_Run.record)
 
     # -- pruning and engine state ---------------------------------------------------------------
 
@@ -359,3 +357,7 @@ class JournalEventStore(EventStore):
         async with self._lock:
             if (run_id, name) in self._state:
                 await self._commit({"op": "delete_state", "run": run_id, "name": name})
+
+
+def _ordinal(run: _Run) -> int:
+    return run.ordinal

@@ -30,7 +30,6 @@ import psycopg
 from agentdeck.errors import AgentDeckError, InvalidInputError, StoreError
 from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.model.events import Event
-from agentdeck.model.payloads import Payload
 from agentdeck.ports import (
     BackendRequest,
     ControlPort,
@@ -38,14 +37,12 @@ from agentdeck.ports import (
     EventStore,
     LeasePort,
     LeaseState,
-    NewRun,
-    OpenOutcome,
     PruneQuery,
     RunPage,
     RunQuery,
     RunRecord,
-    Takeover,
 )
+from agentdeck.storage import decode_cursor, run_page
 from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, ControlVerb, RunStatus
 from agentdeck_stores._pg_db import (
     BACKEND,
@@ -71,14 +68,11 @@ from agentdeck_stores._sql import (
     Job,
     OpenJob,
     RunRow,
-    checked_payloads,
-    checked_started,
-    decode_cursor,
-    encode_cursor,
-    expected_set,
+    SqlWrites,
     list_sql,
     ns_key,
     prune_sql,
+    row_ordinal,
 )
 
 __all__ = ["PostgresControlPort", "PostgresEventStore", "PostgresLeasePort", "lock_rows_sql"]
@@ -376,7 +370,7 @@ class _Backend:
             raise StoreError("open() it before use", backend=BACKEND, url=self.url)
 
 
-class PostgresEventStore(_Backend, EventStore):
+class PostgresEventStore(_Backend, SqlWrites, EventStore):
     """An :class:`~agentdeck.ports.EventStore` on PostgreSQL (see the module docstring)."""
 
     durable: ClassVar[bool] = True
@@ -419,26 +413,7 @@ class PostgresEventStore(_Backend, EventStore):
         assert self._writer is not None
         return await self._writer.submit(job)
 
-    # -- writes -------------------------------------------------------------------------------
-
-    async def open_run(self, new: NewRun, *, takeover: Takeover | None = None) -> OpenOutcome:
-        checked_started(new)
-        outcome: OpenOutcome = await self._submit(OpenJob(new, takeover, self._now()))
-        return outcome
-
-    async def append(
-        self,
-        run_id: str,
-        payloads: Sequence[Payload],
-        *,
-        expect: Collection[RunStatus] | None = None,
-        expect_seq: int | None = None,
-    ) -> list[Event]:
-        job = AppendJob(
-            run_id, checked_payloads(payloads), expected_set(expect), expect_seq, self._now()
-        )
-        recorded: list[Event] = await self._submit(job)
-        return recorded
+    # -- writes: open_run and append are SqlWrites' --------------------------------------
 
     async def prune(self, query: PruneQuery) -> int:
         self._check_usable()
@@ -551,13 +526,11 @@ class PostgresEventStore(_Backend, EventStore):
         select, params = list_sql(query, after, mark="%s", moment=_moment)
 
         async def work(connection: Connection) -> RunPage:
-            rows = [
-                RunRow.from_db(row, _moment) for row in await _fetch_all(connection, select, params)
-            ]
-            more = len(rows) > query.limit
-            rows = rows[: query.limit]
-            cursor = encode_cursor(BACKEND, rows[-1].ordinal or 0) if more else None
-            return RunPage(runs=[row.record() for row in rows], next_cursor=cursor)
+            found = await _fetch_all(connection, select, params)
+            rows = (RunRow.from_db(row, _moment) for row in found)
+            return run_page(
+                rows, query.limit, scheme=BACKEND, ordinal=row_ordinal, record=RunRow.record
+            )
 
         return await self._db.run(work)
 
