@@ -13,6 +13,8 @@ refusals and wire formats by calling them rather than by re-writing them:
   store's own run object;
 * :mod:`~agentdeck.storage.listing` and :mod:`~agentdeck.storage.cursors` -- listing filters,
   pages and the run cursor codec;
+* :mod:`~agentdeck.storage.following` -- a follower's loop over the pages a store reads;
+* :mod:`~agentdeck.storage.verbs` -- the control-verb check of a control port;
 * :mod:`~agentdeck.storage.codec` -- reading stored events back, fast.
 """
 
@@ -20,6 +22,7 @@ from agentdeck.storage.batch import batch_refusal, check_batch
 from agentdeck.storage.claims import may_step_over
 from agentdeck.storage.cursors import decode_cursor, encode_cursor
 from agentdeck.storage.folding import EventRecorder, append_time, compose_batch, started_event
+from agentdeck.storage.following import NextEvents, follow_pages
 from agentdeck.storage.listing import (
     checked_limit,
     prunable,
@@ -42,10 +45,12 @@ from agentdeck.storage.refusals import (
     refuse_transition,
     run_id_taken,
 )
+from agentdeck.storage.verbs import checked_verb
 
 __all__ = [
     "KNOWN_PAYLOADS",
     "EventRecorder",
+    "NextEvents",
     "RunFacts",
     "StoredRun",
     "accepting",
@@ -56,9 +61,11 @@ __all__ = [
     "checked_payload",
     "checked_payloads",
     "checked_started",
+    "checked_verb",
     "compose_batch",
     "decode_cursor",
     "encode_cursor",
+    "follow_pages",
     "may_step_over",
     "moved_on",
     "no_such_run",

@@ -23,6 +23,7 @@ import copy
 from collections import deque
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, ClassVar
 
 import psycopg
@@ -42,8 +43,8 @@ from agentdeck.ports import (
     RunQuery,
     RunRecord,
 )
-from agentdeck.storage import decode_cursor, run_page
-from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, ControlVerb, RunStatus
+from agentdeck.storage import checked_verb, decode_cursor, follow_pages, run_page
+from agentdeck.vocabulary import TERMINAL, ControlVerb, RunStatus
 from agentdeck_stores._pg_db import (
     BACKEND,
     PgDatabase,
@@ -480,17 +481,8 @@ class PostgresEventStore(_Backend, SqlWrites, EventStore):
         self._check_usable()
         return await self._db.run(lambda connection: _read(connection, run_id, from_seq, limit))
 
-    async def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
-        position = max(0, from_seq)
-        while True:
-            events = await self._next_events(run_id, position)
-            if events is None:
-                return
-            for event in events:
-                position = event.seq + 1
-                yield event
-                if event.kind in TERMINAL_KINDS:
-                    return
+    def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
+        return follow_pages(partial(self._next_events, run_id), from_seq)
 
     async def _next_events(self, run_id: str, position: int) -> list[Event] | None:
         while not self._closed:
@@ -591,16 +583,6 @@ async def _one_run(connection: Connection, where: str, params: Sequence[Any]) ->
 # =========================================================================== control and leases
 
 
-def _verb(verb: ControlVerb | str) -> ControlVerb:
-    try:
-        return ControlVerb(verb)
-    except ValueError:
-        raise InvalidInputError(
-            f"{verb!r} is not a control verb; use one of {', '.join(v.value for v in ControlVerb)}",
-            field="verb",
-        ) from None
-
-
 def _signal(row: Sequence[Any]) -> ControlSignal:
     return ControlSignal(
         run_id=row[0], verb=ControlVerb(row[1]), reason=row[2], requested_at=utc(row[3])
@@ -638,7 +620,7 @@ class PostgresControlPort(_SmallPort, ControlPort):
 
     async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
         self._check_usable()
-        wanted, at = _verb(verb), self._now()
+        wanted, at = checked_verb(verb), self._now()
         row = await self._db.run(
             lambda connection: _fetch_one(
                 connection,
@@ -663,7 +645,7 @@ class PostgresControlPort(_SmallPort, ControlPort):
 
     async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
         self._check_usable()
-        wanted = _verb(verb)
+        wanted = checked_verb(verb)
         row = await self._db.run(
             lambda connection: _fetch_one(
                 connection,

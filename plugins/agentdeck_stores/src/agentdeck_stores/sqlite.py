@@ -45,8 +45,8 @@ from agentdeck.ports import (
     RunQuery,
     RunRecord,
 )
-from agentdeck.storage import decode_cursor, run_page
-from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, ControlVerb, RunStatus
+from agentdeck.storage import checked_verb, decode_cursor, follow_pages, run_page
+from agentdeck.vocabulary import TERMINAL, ControlVerb, RunStatus
 from agentdeck_stores._sql import (
     AppendJob,
     OpenJob,
@@ -357,17 +357,8 @@ class SqliteEventStore(_Backend, SqlWrites, EventStore):
     ) -> list[Event]:
         return await self._read_call(partial(_read, run_id=run_id, from_seq=from_seq, limit=limit))
 
-    async def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
-        position = max(0, from_seq)
-        while True:
-            events = await self._next_events(run_id, position)
-            if events is None:
-                return
-            for event in events:
-                position = event.seq + 1
-                yield event
-                if event.kind in TERMINAL_KINDS:
-                    return
+    def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
+        return follow_pages(partial(self._next_events, run_id), from_seq)
 
     async def _next_events(self, run_id: str, position: int) -> list[Event] | None:
         """The next events at ``position`` once there are any; ``None`` when the run is over
@@ -439,16 +430,6 @@ class _SmallPort(_Backend):
         await self._stop()
 
 
-def _verb(verb: ControlVerb | str) -> ControlVerb:
-    try:
-        return ControlVerb(verb)
-    except ValueError:
-        raise InvalidInputError(
-            f"{verb!r} is not a control verb; use one of {', '.join(v.value for v in ControlVerb)}",
-            field="verb",
-        ) from None
-
-
 def _signal(row: Sequence[Any]) -> ControlSignal:
     return ControlSignal(
         run_id=row[0], verb=ControlVerb(row[1]), reason=row[2], requested_at=from_micros(row[3])
@@ -469,7 +450,7 @@ class SqliteControlPort(_SmallPort, ControlPort):
         return cls(request.url, clock=request.clock)
 
     async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
-        wanted = _verb(verb)
+        wanted = checked_verb(verb)
         at = to_micros(self._now())
 
         def insert(connection: sqlite3.Connection) -> bool:
@@ -494,7 +475,7 @@ class SqliteControlPort(_SmallPort, ControlPort):
         return await self._read_call(select)
 
     async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
-        wanted = _verb(verb)
+        wanted = checked_verb(verb)
 
         def delete(connection: sqlite3.Connection) -> ControlSignal | None:
             row = connection.execute(
