@@ -11,6 +11,7 @@ import pytest
 
 from agentdeck.errors import ConfigError, InvalidInputError, RunStateError
 from agentdeck.memory import MemoryEventStore
+from agentdeck.memory.log import candidates
 from agentdeck.memory.store import instance_name
 from agentdeck.model.clock import ManualClock
 from agentdeck.model.events import Event
@@ -177,7 +178,7 @@ async def test_listing_few_waiting_among_many_reads_only_the_status_index() -> N
             await store.append(new.run_id, [RunInterrupted(interrupt_id="q")])
             waiting.append(new.run_id)
     query = RunQuery(status=RunStatus.WAITING_ANSWER)
-    assert len(store._candidates(query)) == 10  # the status index, not the 10,000 runs
+    assert len(candidates(store._log, query)) == 10  # the status index, not the 10,000 runs
     page = await store.list_runs(query)
     assert [record.run_id for record in page.runs] == waiting
 

@@ -16,10 +16,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from agentdeck.errors import InvalidInputError
 from agentdeck.memory.store import SCHEME, instance_name
 from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.ports import BackendRequest, ControlPort, ControlSignal
+from agentdeck.storage import checked_verb
 from agentdeck.vocabulary import ControlVerb
 
 __all__ = ["MemoryControlPort"]
@@ -52,16 +52,6 @@ def _named(name: str) -> _Signals:
         return signals
 
 
-def _verb(verb: ControlVerb | str) -> ControlVerb:
-    try:
-        return ControlVerb(verb)
-    except ValueError:
-        raise InvalidInputError(
-            f"{verb!r} is not a control verb; use one of {', '.join(v.value for v in ControlVerb)}",
-            field="verb",
-        ) from None
-
-
 class MemoryControlPort(ControlPort):
     """A :class:`~agentdeck.ports.ControlPort` in this process's memory."""
 
@@ -87,7 +77,7 @@ class MemoryControlPort(ControlPort):
         return cls(name=instance_name(request.url), clock=request.clock, url=request.url)
 
     async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
-        wanted = _verb(verb)
+        wanted = checked_verb(verb)
         signals = self._signals
         with signals.lock:
             pending = signals.pending.setdefault(run_id, {})
@@ -111,7 +101,7 @@ class MemoryControlPort(ControlPort):
             )
 
     async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
-        wanted = _verb(verb)
+        wanted = checked_verb(verb)
         signals = self._signals
         with signals.lock:
             pending = signals.pending.get(run_id)

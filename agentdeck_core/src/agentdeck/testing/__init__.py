@@ -26,6 +26,7 @@ pytest.register_assert_rewrite(
     "agentdeck.testing.engine_kit",
     "agentdeck.testing.guard",
     "agentdeck.testing.statemachine",
+    "agentdeck.testing.store",
     "agentdeck.testing.store_kit",
 )
 

@@ -21,18 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
-from collections.abc import AsyncIterator, Collection, Iterable, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentdeck.errors import ConfigError, InvalidInputError, NotFoundError, RunStateError
-from agentdeck.model.clock import Clock, SystemClock
+from agentdeck.errors import ConfigError
+from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.model.events import Event
 from agentdeck.model.payloads import Payload, RunStarted
-from agentdeck.model.status import RunState, apply, is_transition_allowed
+from agentdeck.model.status import RunState, apply
 from agentdeck.ports import (
     BackendRequest,
     EventStore,
@@ -43,6 +41,22 @@ from agentdeck.ports import (
     RunQuery,
     RunRecord,
     Takeover,
+)
+from agentdeck.storage import (
+    append_time,
+    check_batch,
+    checked_limit,
+    checked_payloads,
+    checked_started,
+    compose_batch,
+    decode_cursor,
+    may_step_over,
+    no_such_run,
+    prunable,
+    run_filter,
+    run_id_taken,
+    run_page,
+    started_event,
 )
 from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, RunStatus
 
@@ -192,49 +206,31 @@ class JournalEventStore(EventStore):
         for slot in [slot for slot in self._state if slot[0] == run_id]:
             del self._state[slot]
 
-    def _now(self, not_before: datetime | None = None) -> datetime:
-        """The store's clock in UTC; a run's times never go backwards."""
-        now = self._clock.now().astimezone(UTC)
-        return max(now, not_before) if not_before is not None else now
-
     # -- opening runs -------------------------------------------------------------------------
 
     async def open_run(self, new: NewRun, *, takeover: Takeover | None = None) -> OpenOutcome:
+        checked_started(new)
         async with self._lock:
             if new.run_id in self._runs:
-                raise RunStateError(
-                    f"run id '{new.run_id}' is already taken; mint a fresh id for every run",
-                    run_id=new.run_id,
-                    status=self._runs[new.run_id].state.status,
-                )
-            stepped_over: _Run | None = None
-            if new.session_id is not None:
-                holder = self._holder(new.namespace, new.session_id)
-                if holder is not None:
-                    if not _may_step_over(holder, takeover):
-                        return OpenOutcome(busy=holder.record())
-                    stepped_over = holder
-            if new.key is not None:
-                claimed = self._keys.get((new.namespace, new.key))
-                if claimed is not None:
-                    return OpenOutcome(key_holder=self._runs[claimed].record())
-            started = Event.record(
-                new.started,
-                seq=0,
-                run_id=new.run_id,
-                ts=self._now(),
-                session_id=new.session_id,
-                namespace=new.namespace,
-                parent_run_id=new.parent_run_id,
-                origin=new.started.name,  # the name the caller addressed
-            )
+                raise run_id_taken(new.run_id, self._runs[new.run_id].state.status)
+            stepped_over = self._holder(new.namespace, new.session_id)
+            if stepped_over is not None:
+                state = stepped_over.state
+                if not may_step_over(stepped_over.run_id, state.status, state.last_ts, takeover):
+                    return OpenOutcome(busy=stepped_over.record())
+            claimed = self._keys.get((new.namespace, new.key)) if new.key is not None else None
+            if claimed is not None:
+                return OpenOutcome(key_holder=self._runs[claimed].record())
+            started = started_event(new, self._clock.now())
             await self._commit({"op": "events", "run": new.run_id, "events": [started.to_json()]})
         return OpenOutcome(
             event=started, stepped_over=stepped_over.record() if stepped_over else None
         )
 
-    def _holder(self, namespace: str | None, session_id: str) -> _Run | None:
+    def _holder(self, namespace: str | None, session_id: str | None) -> _Run | None:
         """The live run holding a session, if any (a finished holder has let it go)."""
+        if session_id is None:
+            return None
         run_id = self._sessions.get((namespace, session_id))
         run = self._runs.get(run_id) if run_id is not None else None
         return run if run is not None and run.state.status not in TERMINAL else None
@@ -249,60 +245,31 @@ class JournalEventStore(EventStore):
         expect: Collection[RunStatus] | None = None,
         expect_seq: int | None = None,
     ) -> list[Event]:
+        checked = checked_payloads(payloads)
         async with self._lock:
             run = self._runs.get(run_id)
             if run is None:
-                raise NotFoundError(
-                    f"run '{run_id}' is not in this journal (never opened here, or pruned)",
-                    what="run",
-                    name=run_id,
-                )
-            status = run.state.status
-            if expect is not None and status not in expect:
-                raise RunStateError(
-                    f"run '{run_id}' is {status}, not {' or '.join(sorted(expect))} as the "
-                    "append expected; nothing was recorded",
-                    run_id=run_id,
-                    status=status,
-                    accepted=sorted(expect),
-                )
-            if expect_seq is not None and run.state.last_seq != expect_seq:
-                raise RunStateError(
-                    f"run '{run_id}' has moved on to seq {run.state.last_seq}, not {expect_seq} "
-                    "as the append expected; nothing was recorded",
-                    run_id=run_id,
-                    status=status,
-                )
-            if not payloads:
-                return []
-            events = self._envelopes(run, payloads)
-            await self._commit(
-                {"op": "events", "run": run_id, "events": [e.to_json() for e in events]}
+                raise no_such_run(run_id)
+            state = run.state
+            check_batch(
+                run_id, state.status, state.last_seq, checked, expect=expect, expect_seq=expect_seq
             )
-            return events
-
-    def _envelopes(self, run: _Run, payloads: Sequence[Payload]) -> list[Event]:
-        """The batch as it would be recorded, checked edge by edge against the fold; a refused
-        edge raises before anything is written."""
-        state = run.state
-        ts = self._now(not_before=state.last_ts)
-        events: list[Event] = []
-        for position, payload in enumerate(payloads):
-            if not is_transition_allowed(state.status, payload.kind):
-                raise _refusal(run.run_id, run.state.status, state.status, payload.kind, position)
-            event = Event.record(
-                payload,
-                seq=state.last_seq + 1,
-                run_id=run.run_id,
-                ts=ts,
+            if not checked:
+                return []
+            events, _ = compose_batch(
+                state,
+                checked,
+                run_id=run_id,
+                ts=append_time(self._clock.now(), state.last_ts),
                 session_id=run.started.session_id,
                 namespace=run.started.namespace,
                 parent_run_id=run.started.parent_run_id,
                 origin=run.started.origin,
             )
-            state = apply(state, event)
-            events.append(event)
-        return events
+            await self._commit(
+                {"op": "events", "run": run_id, "events": [e.to_json() for e in events]}
+            )
+            return events
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -352,38 +319,28 @@ class JournalEventStore(EventStore):
         return self._runs[run_id].record() if run_id is not None else None
 
     async def list_runs(self, query: RunQuery) -> RunPage:
-        after = _decode_cursor(query.cursor) if query.cursor is not None else -1
-        found: list[_Run] = []
-        for run in self._runs.values():  # insertion order is open order
-            if run.ordinal > after and _matches(run, query):
-                found.append(run)
-                if len(found) > query.limit:
-                    break
-        page, more = found[: query.limit], len(found) > query.limit
-        return RunPage(
-            runs=[run.record() for run in page],
-            next_cursor=_encode_cursor(page[-1].ordinal) if more else None,
-        )
+        limit = checked_limit(query)
+        after = decode_cursor(SCHEME, query.cursor) if query.cursor is not None else -1
+        matches = run_filter(query)
+        # Insertion order is open order.
+        runs = (run for run in self._runs.values() if run.ordinal > after)
+        found = (run for run in runs if matches(run.record()))
+        return run_page(found, limit, scheme=SCHEME, ordinal=_ordinal, record=_Run.record)
 
     # -- pruning and engine state ---------------------------------------------------------------
 
     async def prune(self, query: PruneQuery) -> int:
-        statuses = frozenset(query.statuses) & TERMINAL
+        statuses = prunable(query)
+        before = utc(query.finished_before) if query.finished_before is not None else None
+        most = None if query.limit is None else max(0, query.limit)
         async with self._lock:
-            doomed: list[str] = []
-            for run in self._runs.values():
-                if query.limit is not None and len(doomed) >= query.limit:
-                    break
-                if not query.all_namespaces and run.started.namespace != query.namespace:
-                    continue
-                if run.state.status not in statuses:
-                    continue
-                finished = run.state.last_ts
-                if query.finished_before is not None and not (
-                    finished is not None and finished < query.finished_before
-                ):
-                    continue
-                doomed.append(run.run_id)
+            doomed = [
+                run.run_id
+                for run in self._runs.values()
+                if run.state.status in statuses
+                and (query.all_namespaces or run.started.namespace == query.namespace)
+                and (before is None or run.record().updated_at < before)
+            ][:most]
             if doomed:
                 await self._commit({"op": "prune", "runs": doomed})
         return len(doomed)
@@ -402,67 +359,5 @@ class JournalEventStore(EventStore):
                 await self._commit({"op": "delete_state", "run": run_id, "name": name})
 
 
-# =========================================================================== helpers
-
-
-def _may_step_over(holder: _Run, takeover: Takeover | None) -> bool:
-    """A *running* holder may be displaced when its lease is dead or its last event is stale;
-    a suspended one never is."""
-    if takeover is None or holder.state.status is not RunStatus.RUNNING:
-        return False
-    if holder.run_id in takeover.dead_run_ids:
-        return True
-    last = holder.state.last_ts
-    return takeover.stale_before is not None and last is not None and last < takeover.stale_before
-
-
-def _refusal(
-    run_id: str, status: RunStatus | None, reached: RunStatus | None, kind: str, position: int
-) -> RunStateError:
-    accepted = [s for s in RunStatus if is_transition_allowed(s, kind)]
-    return RunStateError(
-        f"run '{run_id}' is {status}: '{kind}' (position {position} of the batch, reached in "
-        f"status {reached}) is not a designed transition; accepted from "
-        f"{', '.join(accepted) or 'nowhere'}; nothing was recorded",
-        run_id=run_id,
-        status=status,
-        accepted=accepted,
-    )
-
-
-def _matches(run: _Run, query: RunQuery) -> bool:
-    started, state = run.started, run.state
-    checks: Iterable[bool] = (
-        query.all_namespaces or started.namespace == query.namespace,
-        query.statuses() is None or state.status in (query.statuses() or ()),
-        query.session_id is None or started.session_id == query.session_id,
-        query.key is None or run.payload.key == query.key,
-        query.name is None or run.payload.name == query.name,
-        query.parent_run_id is None or started.parent_run_id == query.parent_run_id,
-        query.created_after is None or started.ts > query.created_after,
-        query.created_before is None or started.ts < query.created_before,
-        query.updated_before is None
-        or (state.last_ts is not None and state.last_ts < query.updated_before),
-        query.wake_before is None
-        or (state.wake_at is not None and state.wake_at < query.wake_before),
-    )
-    return all(checks)
-
-
-def _encode_cursor(ordinal: int) -> str:
-    return base64.urlsafe_b64encode(f"{SCHEME}:{ordinal}".encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        scheme, _, ordinal = raw.partition(":")
-        if scheme != SCHEME:
-            raise ValueError(scheme)
-        return int(ordinal)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidInputError(
-            f"cursor {cursor!r} was not issued by this store; pass a RunPage.next_cursor from "
-            "an earlier list_runs call, or None for the first page",
-            field="cursor",
-        ) from None
+def _ordinal(run: _Run) -> int:
+    return run.ordinal

@@ -15,6 +15,7 @@ from typing import ClassVar
 from agentdeck.errors import InvalidInputError
 from agentdeck.model.clock import Clock
 from agentdeck.ports import BackendRequest, ControlPort, ControlSignal, LeasePort, LeaseState
+from agentdeck.storage import checked_verb
 from agentdeck.vocabulary import ControlVerb
 from agentdeck_stores import _redis_lua as lua
 from agentdeck_stores._redis_base import (
@@ -32,16 +33,6 @@ __all__ = ["RedisControlPort", "RedisLeasePort"]
 
 
 _VERBS = frozenset(verb.value for verb in ControlVerb)
-
-
-def _verb(verb: ControlVerb | str) -> ControlVerb:
-    try:
-        return ControlVerb(verb)
-    except ValueError:
-        raise InvalidInputError(
-            f"{verb!r} is not a control verb; use one of {', '.join(v.value for v in ControlVerb)}",
-            field="verb",
-        ) from None
 
 
 class RedisControlPort(RedisBackend, ControlPort):
@@ -64,7 +55,7 @@ class RedisControlPort(RedisBackend, ControlPort):
         return f"{self.prefix}ctl:{run_id}"
 
     async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
-        wanted = _verb(verb)
+        wanted = checked_verb(verb)
         reason_text = "" if reason is None else "=" + reason
         with translate_errors(self.target, f"request {wanted.value} of run '{run_id}'"):
             made = await self._request_script(
@@ -97,7 +88,7 @@ class RedisControlPort(RedisBackend, ControlPort):
         return tuple(signal for _, signal in signals)
 
     async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
-        wanted = _verb(verb)
+        wanted = checked_verb(verb)
         with translate_errors(self.target, f"take the {wanted.value} request of run '{run_id}'"):
             value = await self._take_script(
                 keys=[self._key(run_id)], args=[wanted.value, secrets.token_hex(8)]

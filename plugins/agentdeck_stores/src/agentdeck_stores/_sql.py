@@ -17,33 +17,31 @@ namespace is ``'/' + name``.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from agentdeck.errors import (
-    EventSchemaError,
-    InvalidInputError,
-    NotFoundError,
-    RunStateError,
-    StoreError,
-)
+from agentdeck.errors import StoreError
 from agentdeck.model.clock import utc
 from agentdeck.model.events import Event
-from agentdeck.model.events import parse_payload as _parse_payload
-from agentdeck.model.payloads import PAYLOAD_TYPES, Payload, RunStarted, UnknownEvent
-from agentdeck.model.payloads import payload_type as _payload_type
-from agentdeck.model.status import (
-    FOLDED_KINDS,
-    RunState,
-    apply,
-    is_transition_allowed,
-    next_status,
-)
+from agentdeck.model.payloads import Payload
+from agentdeck.model.status import RunState, apply
 from agentdeck.ports import NewRun, OpenOutcome, PruneQuery, RunQuery, RunRecord, Takeover
+from agentdeck.storage import (
+    append_time,
+    check_batch,
+    checked_limit,
+    checked_payloads,
+    checked_started,
+    compose_batch,
+    may_step_over,
+    no_such_run,
+    prunable,
+    record_of,
+    run_id_taken,
+    started_event,
+)
 from agentdeck.vocabulary import TERMINAL, RunStatus
 
 __all__ = [
@@ -56,17 +54,15 @@ __all__ = [
     "OpenJob",
     "RowSource",
     "RunRow",
-    "checked_payloads",
-    "checked_started",
+    "SqlWrites",
     "chunks",
-    "decode_cursor",
-    "encode_cursor",
     "expected_set",
     "from_micros",
     "list_sql",
     "ns_key",
     "ns_value",
     "prune_sql",
+    "row_ordinal",
     "to_micros",
 ]
 
@@ -105,61 +101,6 @@ def to_micros(moment: datetime) -> int:
 
 def from_micros(micros: int) -> datetime:
     return _EPOCH + timedelta(microseconds=micros)
-
-
-def encode_cursor(scheme: str, ordinal: int) -> str:
-    return base64.urlsafe_b64encode(f"{scheme}:{ordinal}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(scheme: str, cursor: str) -> int:
-    """The ordinal a cursor of this store encodes; :class:`InvalidInputError` for any other."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        prefix, _, number = raw.partition(":")
-        if prefix != scheme:
-            raise ValueError(prefix)
-        return int(number)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidInputError(
-            f"cursor {cursor!r} was not issued by this store; pass a RunPage.next_cursor "
-            "from an earlier list_runs call, or None for the first page",
-            field="cursor",
-        ) from None
-
-
-# =========================================================================== payloads
-
-_KNOWN_PAYLOADS = frozenset(PAYLOAD_TYPES)
-
-
-def _as_payload(payload: Any) -> Any:
-    if isinstance(payload, UnknownEvent):
-        known = _payload_type(payload.kind)
-        if known is not None:
-            raise EventSchemaError(
-                f"an UnknownEvent cannot carry the known kind {payload.kind!r}; "
-                f"build a {known.__name__} instead",
-                kind=payload.kind,
-            )
-        return payload
-    if isinstance(payload, dict):
-        return _parse_payload(payload)
-    kind = getattr(payload, "kind", None)
-    expected = _payload_type(kind) if isinstance(kind, str) else None
-    if expected is None or type(payload) is not expected:
-        raise EventSchemaError(
-            f"{type(payload).__name__} is not an event payload; append payload models from "
-            "agentdeck.model.payloads (TextDelta, RunCompleted, ...)",
-            kind=kind if isinstance(kind, str) else None,
-        )
-    return payload
-
-
-def checked_payloads(payloads: Sequence[Any]) -> list[Payload]:
-    """``payloads`` as validated payload models (dicts parsed), checked before any I/O."""
-    if all(type(payload) in _KNOWN_PAYLOADS for payload in payloads):
-        return list(payloads)
-    return [_as_payload(payload) for payload in payloads]
 
 
 # =========================================================================== the run row
@@ -220,20 +161,7 @@ class RunRow:
         return ns_value(self.ns)
 
     def record(self) -> RunRecord:
-        return RunRecord(
-            run_id=self.run_id,
-            name=self.name,
-            invocable_kind=self.invocable_kind,
-            status=self.status,
-            created_at=self.created_at,
-            updated_at=self.updated_at,
-            last_seq=self.last_seq,
-            namespace=self.namespace,
-            session_id=self.session_id,
-            key=self.key,
-            parent_run_id=self.parent_run_id,
-            wake_at=self.wake_at,
-        )
+        return record_of(self)
 
 
 # =========================================================================== jobs
@@ -266,35 +194,6 @@ class RowSource(Protocol):
     def session_holder(self, ns: str, session_id: str) -> RunRow | None: ...
 
     def key_holder(self, ns: str, key: str) -> RunRow | None: ...
-
-
-# =========================================================================== refusals
-
-
-def _accepting(kind: str) -> list[RunStatus]:
-    return [status for status in RunStatus if is_transition_allowed(status, kind)]
-
-
-def _refuse_transition(
-    run_id: str, status: RunStatus, at: RunStatus | None, kind: str, position: int
-) -> RunStateError:
-    within = (
-        f" (the batch's earlier events would leave it {at.value})"
-        if at is not None and at is not status
-        else ""
-    )
-    if at is not None and at in TERMINAL:
-        message = (
-            f"run '{run_id}' is {status.value}{within}: nothing is appended after a terminal "
-            f"event (refused '{kind}' at position {position} of the batch); nothing was recorded"
-        )
-    else:
-        accepted = ", ".join(s.value for s in _accepting(kind)) or "nowhere"
-        message = (
-            f"run '{run_id}' is {status.value}{within}: '{kind}' is not a designed transition "
-            f"from there (accepted from: {accepted}); nothing was recorded"
-        )
-    return RunStateError(message, run_id=run_id, status=status, accepted=_accepting(kind))
 
 
 # =========================================================================== the plan
@@ -386,17 +285,13 @@ class BatchPlan:
         started = new.started
         existing = self._run(new.run_id)
         if existing is not None:
-            raise RunStateError(
-                f"run id '{new.run_id}' is already taken; mint a fresh id for every run",
-                run_id=new.run_id,
-                status=existing.status,
-            )
+            raise run_id_taken(new.run_id, existing.status)
         ns = ns_key(new.namespace)
         stepped_over: RunRow | None = None
         if new.session_id is not None:
             holder = self._holder(ns, new.session_id)
             if holder is not None and holder.status not in TERMINAL:
-                if not _may_step_over(holder, job.takeover):
+                if not may_step_over(holder.run_id, holder.status, holder.updated_at, job.takeover):
                     return OpenOutcome(busy=holder.record())
                 stepped_over = holder
         key = started.key
@@ -405,16 +300,7 @@ class BatchPlan:
             if key_holder is not None:
                 return OpenOutcome(key_holder=key_holder.record())
         ts = utc(job.ts)
-        event = Event.record(
-            started,
-            seq=0,
-            run_id=new.run_id,
-            ts=ts,
-            session_id=new.session_id,
-            namespace=new.namespace,
-            parent_run_id=new.parent_run_id,
-            origin=started.name,
-        )
+        event = started_event(new, ts)
         state = apply(RunState(), event)
         assert state.status is not None
         row = RunRow(
@@ -452,73 +338,37 @@ class BatchPlan:
         run_id = job.run_id
         row = self._run(run_id)
         if row is None:
-            raise NotFoundError(
-                f"run '{run_id}' is not in this store (never opened here, or pruned)",
-                what="run",
-                name=run_id,
-            )
+            raise no_such_run(run_id)
         before = row.status
-        if job.expect is not None and before not in job.expect:
-            raise RunStateError(
-                f"run '{run_id}' is {before.value}, not "
-                f"{' or '.join(sorted(s.value for s in job.expect)) or 'any status'} as the "
-                "append expected; nothing was recorded",
-                run_id=run_id,
-                status=before,
-                accepted=sorted(job.expect),
-            )
-        if job.expect_seq is not None and row.last_seq != job.expect_seq:
-            raise RunStateError(
-                f"run '{run_id}' has moved on: its last seq is {row.last_seq}, not "
-                f"{job.expect_seq} as the append expected; nothing was recorded",
-                run_id=run_id,
-                status=before,
-            )
-        status: RunStatus | None = before
-        for position, payload in enumerate(job.payloads):
-            kind = payload.kind
-            if not is_transition_allowed(status, kind):
-                raise _refuse_transition(run_id, before, status, kind, position)
-            status = next_status(status, kind)
-        if not job.payloads:
+        payloads = job.payloads
+        check_batch(
+            run_id, before, row.last_seq, payloads, expect=job.expect, expect_seq=job.expect_seq
+        )
+        if not payloads:
             return []
-        if self.max_seq is not None and row.last_seq + len(job.payloads) > self.max_seq:
+        if self.max_seq is not None and row.last_seq + len(payloads) > self.max_seq:
             raise StoreError(
                 f"run '{run_id}' would pass {self.max_seq} events, the most this store keeps "
                 "for one run; nothing was recorded",
                 backend=self.backend,
             )
-        ts = utc(job.ts)
-        if ts < row.updated_at:
-            ts = row.updated_at  # a run's times never go backwards, whatever the wall clock does
+        ts = append_time(job.ts, row.updated_at)
         state = RunState(
             status=before, last_seq=row.last_seq, last_ts=row.updated_at, wake_at=row.wake_at
         )
-        seq = row.last_seq
-        namespace, session_id, parent_run_id, origin = (
-            row.namespace,
-            row.session_id,
-            row.parent_run_id,
-            row.name,
+        recorded, state = compose_batch(
+            state,
+            payloads,
+            run_id=run_id,
+            ts=ts,
+            session_id=row.session_id,
+            namespace=row.namespace,
+            parent_run_id=row.parent_run_id,
+            origin=row.name,
         )
-        recorded: list[Event] = []
-        rows, encode = self.events, self.encode
-        for payload in job.payloads:
-            seq += 1
-            event = Event.record(
-                payload,
-                seq=seq,
-                run_id=run_id,
-                ts=ts,
-                session_id=session_id,
-                namespace=namespace,
-                parent_run_id=parent_run_id,
-                origin=origin,
-            )
-            if payload.kind in FOLDED_KINDS:  # the rest move only the last seq and time
-                state = apply(state, event)
-            recorded.append(event)
-            rows.append(EventRow(run_id, seq, encode(event), ts))
+        encode = self.encode
+        self.events.extend(EventRow(run_id, event.seq, encode(event), ts) for event in recorded)
+        seq = state.last_seq
         assert state.status is not None
         indexed = (row.status, row.wake_at, row.holds_session)
         row.status = state.status
@@ -534,13 +384,37 @@ class BatchPlan:
         return recorded
 
 
-def _may_step_over(holder: RunRow, takeover: Takeover | None) -> bool:
-    """A running holder may be displaced if its lease is dead or its last event is stale."""
-    if takeover is None or holder.status is not RunStatus.RUNNING:
-        return False
-    if holder.run_id in takeover.dead_run_ids:
-        return True
-    return takeover.stale_before is not None and holder.updated_at < utc(takeover.stale_before)
+# =========================================================================== writes
+
+
+class SqlWrites:
+    """``open_run`` and ``append`` of a SQL store: each is checked here, before any I/O, and
+    then queued as a job for the backend's writer, which decides it in a :class:`BatchPlan`."""
+
+    if TYPE_CHECKING:  # what the backend provides
+
+        async def _submit(self, job: Job) -> Any: ...  # queue a job for the writer
+
+        def _now(self) -> datetime: ...  # the backend's clock, in UTC
+
+    async def open_run(self, new: NewRun, *, takeover: Takeover | None = None) -> OpenOutcome:
+        checked_started(new)
+        outcome: OpenOutcome = await self._submit(OpenJob(new, takeover, self._now()))
+        return outcome
+
+    async def append(
+        self,
+        run_id: str,
+        payloads: Sequence[Payload],
+        *,
+        expect: Collection[RunStatus] | None = None,
+        expect_seq: int | None = None,
+    ) -> list[Event]:
+        job = AppendJob(
+            run_id, checked_payloads(payloads), expected_set(expect), expect_seq, self._now()
+        )
+        recorded: list[Event] = await self._submit(job)
+        return recorded
 
 
 # =========================================================================== listing and pruning
@@ -554,10 +428,7 @@ def list_sql(
     ``mark`` is the driver's placeholder; ``moment`` encodes a time as the backend stores it. One
     row more than the page is asked for, so the caller knows whether another page follows.
     """
-    if query.limit < 1:
-        raise InvalidInputError(
-            f"list_runs limit must be at least 1, not {query.limit}", field="limit"
-        )
+    limit = checked_limit(query)
     where: list[str] = []
     params: list[Any] = []
 
@@ -605,7 +476,7 @@ def list_sql(
     if where:
         sql += " WHERE " + " AND ".join(where)
     sql += f" ORDER BY ordinal LIMIT {mark}"
-    params.append(query.limit + 1)
+    params.append(limit + 1)
     return sql, params
 
 
@@ -613,7 +484,7 @@ def prune_sql(
     query: PruneQuery, *, mark: str, moment: Callable[[datetime], Any]
 ) -> tuple[str, list[Any]] | None:
     """The ``SELECT`` of the run ids ``query`` prunes (oldest first), or ``None`` for none."""
-    statuses = sorted(status.value for status in frozenset(query.statuses) & TERMINAL)
+    statuses = sorted(status.value for status in prunable(query))
     if not statuses or (query.limit is not None and query.limit <= 0):
         return None
     where = [f"status IN ({', '.join([mark] * len(statuses))})"]
@@ -631,6 +502,11 @@ def prune_sql(
     return sql, params
 
 
+def row_ordinal(row: RunRow) -> int:
+    """A listed row's ordinal (every row read back from the table has one)."""
+    return row.ordinal or 0
+
+
 def chunks(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -638,11 +514,3 @@ def chunks(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
 
 def expected_set(expect: Collection[RunStatus] | None) -> frozenset[RunStatus] | None:
     return frozenset(RunStatus(status) for status in expect) if expect is not None else None
-
-
-def checked_started(new: NewRun) -> None:
-    if not isinstance(new.started, RunStarted):
-        raise EventSchemaError(
-            f"NewRun.started must be a RunStarted payload, not {type(new.started).__name__}",
-            kind=getattr(new.started, "kind", None),
-        )

@@ -23,6 +23,7 @@ import copy
 from collections import deque
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, ClassVar
 
 import psycopg
@@ -30,7 +31,6 @@ import psycopg
 from agentdeck.errors import AgentDeckError, InvalidInputError, StoreError
 from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.model.events import Event
-from agentdeck.model.payloads import Payload
 from agentdeck.ports import (
     BackendRequest,
     ControlPort,
@@ -38,15 +38,13 @@ from agentdeck.ports import (
     EventStore,
     LeasePort,
     LeaseState,
-    NewRun,
-    OpenOutcome,
     PruneQuery,
     RunPage,
     RunQuery,
     RunRecord,
-    Takeover,
 )
-from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, ControlVerb, RunStatus
+from agentdeck.storage import checked_verb, decode_cursor, follow_pages, run_page
+from agentdeck.vocabulary import TERMINAL, ControlVerb, RunStatus
 from agentdeck_stores._pg_db import (
     BACKEND,
     PgDatabase,
@@ -71,14 +69,11 @@ from agentdeck_stores._sql import (
     Job,
     OpenJob,
     RunRow,
-    checked_payloads,
-    checked_started,
-    decode_cursor,
-    encode_cursor,
-    expected_set,
+    SqlWrites,
     list_sql,
     ns_key,
     prune_sql,
+    row_ordinal,
 )
 
 __all__ = ["PostgresControlPort", "PostgresEventStore", "PostgresLeasePort", "lock_rows_sql"]
@@ -376,7 +371,7 @@ class _Backend:
             raise StoreError("open() it before use", backend=BACKEND, url=self.url)
 
 
-class PostgresEventStore(_Backend, EventStore):
+class PostgresEventStore(_Backend, SqlWrites, EventStore):
     """An :class:`~agentdeck.ports.EventStore` on PostgreSQL (see the module docstring)."""
 
     durable: ClassVar[bool] = True
@@ -419,26 +414,7 @@ class PostgresEventStore(_Backend, EventStore):
         assert self._writer is not None
         return await self._writer.submit(job)
 
-    # -- writes -------------------------------------------------------------------------------
-
-    async def open_run(self, new: NewRun, *, takeover: Takeover | None = None) -> OpenOutcome:
-        checked_started(new)
-        outcome: OpenOutcome = await self._submit(OpenJob(new, takeover, self._now()))
-        return outcome
-
-    async def append(
-        self,
-        run_id: str,
-        payloads: Sequence[Payload],
-        *,
-        expect: Collection[RunStatus] | None = None,
-        expect_seq: int | None = None,
-    ) -> list[Event]:
-        job = AppendJob(
-            run_id, checked_payloads(payloads), expected_set(expect), expect_seq, self._now()
-        )
-        recorded: list[Event] = await self._submit(job)
-        return recorded
+    # -- writes: open_run and append are SqlWrites' --------------------------------------
 
     async def prune(self, query: PruneQuery) -> int:
         self._check_usable()
@@ -505,17 +481,8 @@ class PostgresEventStore(_Backend, EventStore):
         self._check_usable()
         return await self._db.run(lambda connection: _read(connection, run_id, from_seq, limit))
 
-    async def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
-        position = max(0, from_seq)
-        while True:
-            events = await self._next_events(run_id, position)
-            if events is None:
-                return
-            for event in events:
-                position = event.seq + 1
-                yield event
-                if event.kind in TERMINAL_KINDS:
-                    return
+    def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
+        return follow_pages(partial(self._next_events, run_id), from_seq)
 
     async def _next_events(self, run_id: str, position: int) -> list[Event] | None:
         while not self._closed:
@@ -551,13 +518,11 @@ class PostgresEventStore(_Backend, EventStore):
         select, params = list_sql(query, after, mark="%s", moment=_moment)
 
         async def work(connection: Connection) -> RunPage:
-            rows = [
-                RunRow.from_db(row, _moment) for row in await _fetch_all(connection, select, params)
-            ]
-            more = len(rows) > query.limit
-            rows = rows[: query.limit]
-            cursor = encode_cursor(BACKEND, rows[-1].ordinal or 0) if more else None
-            return RunPage(runs=[row.record() for row in rows], next_cursor=cursor)
+            found = await _fetch_all(connection, select, params)
+            rows = (RunRow.from_db(row, _moment) for row in found)
+            return run_page(
+                rows, query.limit, scheme=BACKEND, ordinal=row_ordinal, record=RunRow.record
+            )
 
         return await self._db.run(work)
 
@@ -618,16 +583,6 @@ async def _one_run(connection: Connection, where: str, params: Sequence[Any]) ->
 # =========================================================================== control and leases
 
 
-def _verb(verb: ControlVerb | str) -> ControlVerb:
-    try:
-        return ControlVerb(verb)
-    except ValueError:
-        raise InvalidInputError(
-            f"{verb!r} is not a control verb; use one of {', '.join(v.value for v in ControlVerb)}",
-            field="verb",
-        ) from None
-
-
 def _signal(row: Sequence[Any]) -> ControlSignal:
     return ControlSignal(
         run_id=row[0], verb=ControlVerb(row[1]), reason=row[2], requested_at=utc(row[3])
@@ -665,7 +620,7 @@ class PostgresControlPort(_SmallPort, ControlPort):
 
     async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
         self._check_usable()
-        wanted, at = _verb(verb), self._now()
+        wanted, at = checked_verb(verb), self._now()
         row = await self._db.run(
             lambda connection: _fetch_one(
                 connection,
@@ -690,7 +645,7 @@ class PostgresControlPort(_SmallPort, ControlPort):
 
     async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
         self._check_usable()
-        wanted = _verb(verb)
+        wanted = checked_verb(verb)
         row = await self._db.run(
             lambda connection: _fetch_one(
                 connection,

@@ -27,8 +27,6 @@ Timestamps, staleness and lease expiry come from the clock the backend was built
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import logging
 import secrets
@@ -44,17 +42,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from agentdeck.errors import (
-    EventSchemaError,
-    InvalidInputError,
-    NotFoundError,
-    RunStateError,
-    StoreError,
-)
+from agentdeck.errors import StoreError
 from agentdeck.model.clock import Clock, utc
-from agentdeck.model.events import Event, parse_payload
-from agentdeck.model.payloads import PAYLOAD_TYPES, Payload, RunStarted, UnknownEvent, payload_type
-from agentdeck.model.status import RunState, apply, is_transition_allowed, next_status
+from agentdeck.model.events import Event
+from agentdeck.model.payloads import Payload
+from agentdeck.model.status import RunState, apply
 from agentdeck.ports import (
     BackendRequest,
     EventStore,
@@ -65,6 +57,20 @@ from agentdeck.ports import (
     RunQuery,
     RunRecord,
     Takeover,
+)
+from agentdeck.storage import (
+    append_time,
+    batch_refusal,
+    checked_limit,
+    checked_payloads,
+    checked_started,
+    compose_batch,
+    decode_cursor,
+    no_such_run,
+    prunable,
+    run_id_taken,
+    run_page,
+    started_event,
 )
 from agentdeck.storage.codec import stored_events
 from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, RunStatus
@@ -103,55 +109,6 @@ _log = logging.getLogger("agentdeck_stores.redis")
 def _setting(config: Any, name: str) -> str | None:
     """One value from a ``CONFIG GET`` reply (keys are bytes or str by protocol)."""
     return as_text(config.get(name) or config.get(name.encode()))
-
-
-def _accepting(kind: str) -> list[RunStatus]:
-    return [status for status in RunStatus if is_transition_allowed(status, kind)]
-
-
-_KNOWN_PAYLOADS = frozenset(PAYLOAD_TYPES)
-
-
-def _as_payload(payload: Any) -> Any:
-    """``payload`` as a validated payload model (dicts are parsed; models are checked)."""
-    if type(payload) in _KNOWN_PAYLOADS:
-        return payload
-    if isinstance(payload, UnknownEvent):
-        known = payload_type(payload.kind)
-        if known is not None:
-            raise EventSchemaError(
-                f"an UnknownEvent cannot carry the known kind {payload.kind!r}; "
-                f"build a {known.__name__} instead",
-                kind=payload.kind,
-            )
-        return payload
-    if isinstance(payload, dict):
-        return parse_payload(payload)
-    kind = getattr(payload, "kind", None)
-    raise EventSchemaError(
-        f"{type(payload).__name__} is not an event payload; append payload models from "
-        "agentdeck.model.payloads (TextDelta, RunCompleted, ...)",
-        kind=kind if isinstance(kind, str) else None,
-    )
-
-
-def _encode_cursor(ordinal: int) -> str:
-    return base64.urlsafe_b64encode(f"redis:{ordinal}".encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        scheme, _, number = raw.partition(":")
-        if scheme != BACKEND:
-            raise ValueError(scheme)
-        return int(number)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidInputError(
-            f"cursor {cursor!r} was not issued by this store; pass a RunPage.next_cursor "
-            "from an earlier list_runs call, or None for the first page",
-            field="cursor",
-        ) from None
 
 
 def _entry_id(seq: int) -> str:
@@ -228,6 +185,11 @@ def _record(reply: Sequence[Any]) -> RunRecord:
 
 
 _WIDTH = 1 + len(lua.RECORD_FIELDS)
+
+
+def _listed_ordinal(reply: Sequence[Any]) -> int:
+    """The ordinal a listing script appends to each record it returns."""
+    return int(reply[-1])
 
 
 def _run(record: RunRecord) -> _Run:
@@ -320,25 +282,11 @@ class RedisEventStore(RedisBackend, EventStore):
     # -- opening runs -------------------------------------------------------------------------
 
     async def open_run(self, new: NewRun, *, takeover: Takeover | None = None) -> OpenOutcome:
-        started = new.started
-        if not isinstance(started, RunStarted):
-            raise EventSchemaError(
-                f"NewRun.started must be a RunStarted payload, not {type(started).__name__}",
-                kind=getattr(started, "kind", None),
-            )
+        started = checked_started(new)
         run_id, namespace, session_id, key = new.run_id, new.namespace, new.session_id, new.key
         ns, prefix = token(namespace), self.prefix
         ts = utc(self._clock.now())
-        event = Event.record(
-            started,
-            seq=0,
-            run_id=run_id,
-            ts=ts,
-            session_id=session_id,
-            namespace=namespace,
-            parent_run_id=new.parent_run_id,
-            origin=started.name,
-        )
+        event = started_event(new, ts)
         name = token(started.name)
         indexes = [
             f"{prefix}ix:all",
@@ -433,11 +381,7 @@ class RedisEventStore(RedisBackend, EventStore):
             return OpenOutcome(busy=_record(rest))
         if outcome == "key":
             return OpenOutcome(key_holder=_record(rest))
-        raise RunStateError(
-            f"run id '{run_id}' is already taken; mint a fresh id for every run",
-            run_id=run_id,
-            status=None,
-        )
+        raise run_id_taken(run_id, None)
 
     # -- appending ----------------------------------------------------------------------------
 
@@ -455,7 +399,7 @@ class RedisEventStore(RedisBackend, EventStore):
         record = await self.get_run(run_id)
         if record is None:
             self._cache.pop(run_id, None)
-            raise _not_found(run_id)
+            raise no_such_run(run_id)
         return _run(record)
 
     async def append(
@@ -466,7 +410,7 @@ class RedisEventStore(RedisBackend, EventStore):
         expect: Collection[RunStatus] | None = None,
         expect_seq: int | None = None,
     ) -> list[Event]:
-        checked = [_as_payload(payload) for payload in payloads]
+        checked = checked_payloads(payloads)
         locks = self._locks
         held = locks.get(run_id)
         if held is None:
@@ -494,7 +438,10 @@ class RedisEventStore(RedisBackend, EventStore):
             if run is None:
                 run = await self._load(run_id)
                 fresh = True
-            refusal = _judge(run, payloads, expect, expect_seq)
+            state = run.state
+            refusal = batch_refusal(
+                run_id, state.status, state.last_seq, payloads, expect=expect, expect_seq=expect_seq
+            )
             if refusal is not None or not payloads:
                 if not fresh:  # decided on a remembered state: confirm it with the server
                     run = None
@@ -511,7 +458,7 @@ class RedisEventStore(RedisBackend, EventStore):
                 return events
             if outcome == "missing":  # pruned by another process since we looked
                 self._cache.pop(run_id, None)
-                raise _not_found(run_id)
+                raise no_such_run(run_id)
             run = _run(_record(reply[1:]))  # another writer moved it: fold onto what it wrote
             fresh = True
         raise StoreError(
@@ -524,26 +471,16 @@ class RedisEventStore(RedisBackend, EventStore):
 
     def _compose(self, run: _Run, payloads: list[Any]) -> tuple[list[Event], RunState]:
         state = run.state
-        ts = utc(self._clock.now())
-        if state.last_ts is not None and ts < state.last_ts:
-            ts = state.last_ts  # a run's times never go backwards, whatever the clock does
-        seq = state.last_seq + 1
-        events: list[Event] = []
-        for payload in payloads:
-            event = Event.record(
-                payload,
-                seq=seq,
-                run_id=run.run_id,
-                ts=ts,
-                session_id=run.session_id,
-                namespace=run.namespace,
-                parent_run_id=run.parent_run_id,
-                origin=run.name,
-            )
-            state = apply(state, event)
-            events.append(event)
-            seq += 1
-        return events, state
+        return compose_batch(
+            state,
+            payloads,
+            run_id=run.run_id,
+            ts=append_time(self._clock.now(), state.last_ts),
+            session_id=run.session_id,
+            namespace=run.namespace,
+            parent_run_id=run.parent_run_id,
+            origin=run.name,
+        )
 
     async def _record_batch(
         self, run: _Run, state: RunState, events: list[Event], *, batch_token: str | None = None
@@ -685,11 +622,8 @@ class RedisEventStore(RedisBackend, EventStore):
     # -- listing ------------------------------------------------------------------------------
 
     async def list_runs(self, query: RunQuery) -> RunPage:
-        if query.limit < 1:
-            raise InvalidInputError(
-                f"list_runs limit must be at least 1, not {query.limit}", field="limit"
-            )
-        after = _decode_cursor(query.cursor) if query.cursor is not None else -1
+        limit = checked_limit(query)
+        after = decode_cursor(BACKEND, query.cursor) if query.cursor is not None else -1
         filters, groups = self._plan(query)
         keys = [key for _, group in groups for key in group]
         spec: list[str | int] = []
@@ -697,7 +631,7 @@ class RedisEventStore(RedisBackend, EventStore):
             spec += [kind, len(group)]
         flat_filters = [part for pair in filters.items() for part in pair]
         found: list[Any] = []  # flat record replies, ordinal last
-        wanted = query.limit + 1
+        wanted = limit + 1
         with translate_errors(self.target, "list runs"):
             while True:
                 reply = await self._list_script(
@@ -717,10 +651,7 @@ class RedisEventStore(RedisBackend, EventStore):
                 if as_text(reply[0]) != "budget" or len(found) >= wanted:
                     break
                 after = int(reply[1])
-        page = [_record(reply) for reply in found[: query.limit]]
-        if len(found) > query.limit:
-            return RunPage(runs=page, next_cursor=_encode_cursor(int(found[query.limit - 1][-1])))
-        return RunPage(runs=page)
+        return run_page(found, limit, scheme=BACKEND, ordinal=_listed_ordinal, record=_record)
 
     def _plan(self, query: RunQuery) -> tuple[dict[str, str], list[tuple[str, list[str]]]]:
         """The filters the script checks on each record, and the indexes that could answer."""
@@ -764,7 +695,7 @@ class RedisEventStore(RedisBackend, EventStore):
     # -- pruning ------------------------------------------------------------------------------
 
     async def prune(self, query: PruneQuery) -> int:
-        statuses = sorted(status.value for status in frozenset(query.statuses) & TERMINAL)
+        statuses = sorted(status.value for status in prunable(query))
         if not statuses or (query.limit is not None and query.limit <= 0):
             return 0
         ns = "*" if query.all_namespaces else token(query.namespace)
@@ -806,72 +737,6 @@ class RedisEventStore(RedisBackend, EventStore):
     async def delete_state(self, run_id: str, name: str) -> None:
         with translate_errors(self.target, f"delete engine state of run '{run_id}'"):
             await self.client.hdel(self._state_key(run_id), name)
-
-
-def _not_found(run_id: str) -> NotFoundError:
-    return NotFoundError(
-        f"run '{run_id}' is not in this store (never opened here, or pruned)",
-        what="run",
-        name=run_id,
-    )
-
-
-def _judge(
-    run: _Run,
-    payloads: list[Any],
-    expect: Collection[RunStatus] | None,
-    expect_seq: int | None,
-) -> RunStateError | None:
-    """Why ``payloads`` may not be appended to ``run`` as it stands, or ``None`` if they may."""
-    state = run.state
-    before = state.status
-    run_id = run.run_id
-    if expect is not None and before not in expect:
-        return RunStateError(
-            f"run '{run_id}' is {before.value if before else 'not started'}, not "
-            f"{' or '.join(sorted(s.value for s in expect)) or 'any status'} as the "
-            "append expected; nothing was recorded",
-            run_id=run_id,
-            status=before,
-            accepted=sorted(expect),
-        )
-    if expect_seq is not None and state.last_seq != expect_seq:
-        return RunStateError(
-            f"run '{run_id}' has moved on: its last seq is {state.last_seq}, not "
-            f"{expect_seq} as the append expected; nothing was recorded",
-            run_id=run_id,
-            status=before,
-        )
-    status = before
-    for position, payload in enumerate(payloads):
-        kind = payload.kind
-        if not is_transition_allowed(status, kind):
-            return _refuse_transition(run_id, before, status, kind, position)
-        status = next_status(status, kind)
-    return None
-
-
-def _refuse_transition(
-    run_id: str, status: RunStatus | None, at: RunStatus | None, kind: str, position: int
-) -> RunStateError:
-    within = (
-        f" (the batch's earlier events would leave it {at.value})"
-        if at is not None and at is not status
-        else ""
-    )
-    shown = status.value if status is not None else "not started"
-    if at is not None and at in TERMINAL:
-        message = (
-            f"run '{run_id}' is {shown}{within}: nothing is appended after a terminal event "
-            f"(refused '{kind}' at position {position} of the batch); nothing was recorded"
-        )
-    else:
-        accepted = ", ".join(s.value for s in _accepting(kind)) or "nowhere"
-        message = (
-            f"run '{run_id}' is {shown}{within}: '{kind}' is not a designed transition from "
-            f"there (accepted from: {accepted}); nothing was recorded"
-        )
-    return RunStateError(message, run_id=run_id, status=status, accepted=_accepting(kind))
 
 
 _warned: set[str] = set()

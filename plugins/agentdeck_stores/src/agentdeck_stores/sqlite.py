@@ -33,7 +33,6 @@ from typing import Any, ClassVar, TypeVar
 from agentdeck.errors import InvalidInputError, StoreError
 from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.model.events import Event
-from agentdeck.model.payloads import Payload
 from agentdeck.ports import (
     BackendRequest,
     ControlPort,
@@ -41,29 +40,24 @@ from agentdeck.ports import (
     EventStore,
     LeasePort,
     LeaseState,
-    NewRun,
-    OpenOutcome,
     PruneQuery,
     RunPage,
     RunQuery,
     RunRecord,
-    Takeover,
 )
-from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, ControlVerb, RunStatus
+from agentdeck.storage import checked_verb, decode_cursor, follow_pages, run_page
+from agentdeck.vocabulary import TERMINAL, ControlVerb, RunStatus
 from agentdeck_stores._sql import (
     AppendJob,
     OpenJob,
     RunRow,
-    checked_payloads,
-    checked_started,
+    SqlWrites,
     chunks,
-    decode_cursor,
-    encode_cursor,
-    expected_set,
     from_micros,
     list_sql,
     ns_key,
     prune_sql,
+    row_ordinal,
     to_micros,
 )
 from agentdeck_stores._sqlite_events import DELETE_LOG, MAX_SEQ, READ_LOG, stored
@@ -152,11 +146,8 @@ def _run(connection: sqlite3.Connection, query: str, params: Sequence[Any]) -> R
 
 def _list(connection: sqlite3.Connection, query: RunQuery, after: int | None) -> RunPage:
     sql, params = list_sql(query, after, mark="?", moment=to_micros)
-    rows = [RunRow.from_db(row, from_micros) for row in connection.execute(sql, params)]
-    more = len(rows) > query.limit
-    rows = rows[: query.limit]
-    cursor = encode_cursor(BACKEND, rows[-1].ordinal or 0) if more else None
-    return RunPage(runs=[row.record() for row in rows], next_cursor=cursor)
+    rows = (RunRow.from_db(row, from_micros) for row in connection.execute(sql, params))
+    return run_page(rows, query.limit, scheme=BACKEND, ordinal=row_ordinal, record=RunRow.record)
 
 
 def _prune(connection: sqlite3.Connection, query: PruneQuery) -> int:
@@ -282,7 +273,7 @@ def _abandon(readers: Sequence[ConnectionThread[Any]], writer: SharedWriter) -> 
     return release_writer(writer)
 
 
-class SqliteEventStore(_Backend, EventStore):
+class SqliteEventStore(_Backend, SqlWrites, EventStore):
     """An :class:`~agentdeck.ports.EventStore` in a SQLite file (see the module docstring)."""
 
     durable: ClassVar[bool] = True
@@ -316,26 +307,7 @@ class SqliteEventStore(_Backend, EventStore):
         assert self._writer is not None
         return await self._writer.submit(Write(self._level, job), self._translate)
 
-    # -- writes -------------------------------------------------------------------------------
-
-    async def open_run(self, new: NewRun, *, takeover: Takeover | None = None) -> OpenOutcome:
-        checked_started(new)
-        outcome: OpenOutcome = await self._submit(OpenJob(new, takeover, self._now()))
-        return outcome
-
-    async def append(
-        self,
-        run_id: str,
-        payloads: Sequence[Payload],
-        *,
-        expect: Collection[RunStatus] | None = None,
-        expect_seq: int | None = None,
-    ) -> list[Event]:
-        job = AppendJob(
-            run_id, checked_payloads(payloads), expected_set(expect), expect_seq, self._now()
-        )
-        recorded: list[Event] = await self._submit(job)
-        return recorded
+    # -- writes: open_run and append are SqlWrites' --------------------------------------
 
     async def prune(self, query: PruneQuery) -> int:
         self._check_usable()
@@ -387,17 +359,8 @@ class SqliteEventStore(_Backend, EventStore):
     ) -> list[Event]:
         return await self._read_call(partial(_read, run_id=run_id, from_seq=from_seq, limit=limit))
 
-    async def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
-        position = max(0, from_seq)
-        while True:
-            events = await self._next_events(run_id, position)
-            if events is None:
-                return
-            for event in events:
-                position = event.seq + 1
-                yield event
-                if event.kind in TERMINAL_KINDS:
-                    return
+    def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
+        return follow_pages(partial(self._next_events, run_id), from_seq)
 
     async def _next_events(self, run_id: str, position: int) -> list[Event] | None:
         """The next events at ``position`` once there are any; ``None`` when the run is over
@@ -469,16 +432,6 @@ class _SmallPort(_Backend):
         await self._stop()
 
 
-def _verb(verb: ControlVerb | str) -> ControlVerb:
-    try:
-        return ControlVerb(verb)
-    except ValueError:
-        raise InvalidInputError(
-            f"{verb!r} is not a control verb; use one of {', '.join(v.value for v in ControlVerb)}",
-            field="verb",
-        ) from None
-
-
 def _signal(row: Sequence[Any]) -> ControlSignal:
     return ControlSignal(
         run_id=row[0], verb=ControlVerb(row[1]), reason=row[2], requested_at=from_micros(row[3])
@@ -499,7 +452,7 @@ class SqliteControlPort(_SmallPort, ControlPort):
         return cls(request.url, clock=request.clock)
 
     async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
-        wanted = _verb(verb)
+        wanted = checked_verb(verb)
         at = to_micros(self._now())
 
         def insert(connection: sqlite3.Connection) -> bool:
@@ -524,7 +477,7 @@ class SqliteControlPort(_SmallPort, ControlPort):
         return await self._read_call(select)
 
     async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
-        wanted = _verb(verb)
+        wanted = checked_verb(verb)
 
         def delete(connection: sqlite3.Connection) -> ControlSignal | None:
             row = connection.execute(
