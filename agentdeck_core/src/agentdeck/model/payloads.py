@@ -11,6 +11,10 @@ lists every known kind's model, and :func:`payload_type` finds one by kind.
 
 A kind may be *reserved*: defined, readable and recorded like any other, but produced by no
 component of this release yet (its docstring says so and why).
+
+The module is one file of about 600 lines on purpose: it *is* the schema, read side by side with
+the events reference, and the discriminated union must name every kind; split across files, a
+reader would have to assemble the schema again to check one kind against its neighbours.
 """
 
 from __future__ import annotations
