@@ -27,6 +27,8 @@ pytest.register_assert_rewrite(
     "agentdeck.testing.guard",
     "agentdeck.testing.statemachine",
     "agentdeck.testing.store_kit",
+    "agentdeck.testing.store_text",
+    "agentdeck.testing.api_fuzz",
 )
 
 from agentdeck.testing.control_kit import ControlContract, LeaseContract  # noqa: E402

@@ -83,7 +83,8 @@ from agentdeck.model.payloads import (
 )
 from agentdeck.model.status import fold, fold_status
 from agentdeck.ports import EventStore, NewRun, PruneQuery, RunQuery, RunRecord, Takeover
-from agentdeck.testing.guard import ContractKit, check_contract
+from agentdeck.testing.guard import check_contract
+from agentdeck.testing.store_text import StoredTextContract
 from agentdeck.vocabulary import TERMINAL, ControlVerb, ErrorCode, RunStatus, SafePoint
 
 __all__ = ["ReopenStore", "StoreContract", "new_run"]
@@ -195,8 +196,11 @@ async def _eventually(predicate: Callable[[], bool], what: str) -> None:
 # =========================================================================== the kit
 
 
-class StoreContract(ContractKit):
-    """The event-store contract. Subclass it and override :meth:`store`."""
+class StoreContract(StoredTextContract):
+    """The event-store contract. Subclass it and override :meth:`store`.
+
+    It includes :class:`~agentdeck.testing.store_text.StoredTextContract`: whatever text and
+    numbers the public API accepts, the store hands back exactly."""
 
     __contract_kit__ = True
 
