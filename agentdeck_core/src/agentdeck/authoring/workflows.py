@@ -115,6 +115,10 @@ def _define(body: WorkflowBody, *, name: str | None, description: str | None) ->
             setting="workflows",
         )
     workflow_name = name if name is not None else body.__name__
+    if not isinstance(workflow_name, str):
+        raise ConfigError(
+            f"workflow name must be a string, not {type(workflow_name).__name__}", setting="name"
+        )
     if not workflow_name.strip() or workflow_name != workflow_name.strip():
         raise ConfigError(
             f"workflow name {workflow_name!r} must be non-empty, without surrounding spaces",

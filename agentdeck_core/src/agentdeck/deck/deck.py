@@ -117,6 +117,12 @@ class Deck:
         self._context_type = validate_context_declaration(context)
         self._catalog = Catalog(agents, workflows, skills, mcp)
         self._sources: CatalogSources | None = None
+        if observers is not None and not isinstance(observers, Iterable):
+            raise ConfigError(
+                f"observers= takes a sequence of Observer instances (or None); got "
+                f"{type(observers).__name__}",
+                setting="observers",
+            )
         self._observers = None if observers is None else tuple(observers)
         self._given_settings = settings
         self._given_sessions = session_factory
