@@ -22,8 +22,10 @@ from agentdeck.model.events import Event
 
 __all__ = ["jsonb_text"]
 
-_MAYBE = re.compile(r"[0-9][eE]\+?[0-9]")
-"""A digit, an exponent mark, a digit: present in every envelope :func:`jsonb_text` changes."""
+_MAYBE = re.compile(r"[:,\[]-?[0-9]+(?:\.[0-9]+)?[eE]\+?[0-9]")
+"""A number with a positive exponent where a JSON value starts: present in every envelope
+:func:`jsonb_text` changes, and in next to no other (a hex run id has digits around an ``e``,
+but inside a string, after a letter or a quote)."""
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|(-?[0-9]+(?:\.[0-9]+)?[eE]\+?[0-9]+)')
 """A JSON string (kept as it is), or a number with a positive exponent (group 1)."""
 
