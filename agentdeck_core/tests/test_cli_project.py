@@ -161,6 +161,16 @@ def test_run_of_an_unknown_name_lists_what_there_is(
     assert "available: approve, explode, greet" in capsys.readouterr().err
 
 
+def test_run_of_input_with_the_wrong_type_exits_1_naming_the_parameter_and_starts_nothing(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "greet", '{"name": ["ada"]}']) == 1
+
+    captured = capsys.readouterr()
+    assert "workflow 'greet' input 'name' must be str" in captured.err
+    assert "> greet" not in captured.out  # refused before a run was started
+
+
 def test_run_reads_its_input_from_stdin_given_a_dash(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -67,7 +67,17 @@ async def looping(ctx: WorkflowCtx) -> str:
         await asyncio.sleep(0)
 
 
-CATALOG = [add, approve, parent, two_questions, typed, fails, looping]
+@workflow
+async def refund(order_id: int, amount: float, refund: Refund | None = None) -> dict[str, Any]:
+    return {"order_id": order_id, "amount": amount, "refund": refund}
+
+
+@workflow
+async def untyped(order_id, note: Any = None) -> list[Any]:  # type: ignore[no-untyped-def]
+    return [order_id, note]
+
+
+CATALOG = [add, approve, parent, two_questions, typed, fails, looping, refund, untyped]
 
 
 @pytest.fixture
@@ -139,6 +149,34 @@ async def test_wrong_input_shape_is_refused_before_anything_is_recorded(deck: De
         await deck.run("add", {"a": 1, "b": 2, "c": 3})
     assert await deck.runs.list() == []
     assert await deck.run("add", {"a": 1, "b": 2}) == 3
+
+
+async def test_input_of_the_wrong_type_is_refused_naming_the_parameter_and_its_type(
+    deck: Deck,
+) -> None:
+    with pytest.raises(InvalidInputError) as refused:
+        await deck.runs.start("refund", {"order_id": 5, "amount": "lots"})
+    assert refused.value.field == "amount"
+    assert refused.value.name == "refund"
+    assert "'amount' must be float" in str(refused.value)
+    with pytest.raises(InvalidInputError) as nested:
+        await deck.run("refund", {"order_id": 5, "amount": 1, "refund": {"amount": "x"}})
+    assert nested.value.field == "refund"
+    assert "refund.amount" in str(nested.value)
+    assert await deck.runs.list() == []  # nothing was recorded
+
+
+async def test_input_that_stands_for_the_annotated_type_reaches_the_body_converted(
+    deck: Deck,
+) -> None:
+    result = await deck.run(
+        "refund", {"order_id": "7", "amount": 2, "refund": {"amount": 3, "reason": "late"}}
+    )
+    assert result == {"order_id": 7, "amount": 2.0, "refund": {"amount": 3, "reason": "late"}}
+
+
+async def test_an_unannotated_or_any_parameter_takes_its_input_as_given(deck: Deck) -> None:
+    assert await deck.run("untyped", {"order_id": "A-1", "note": [1]}) == ["A-1", [1]]
 
 
 async def test_a_raising_body_fails_the_run_without_leaking_its_message(deck: Deck) -> None:

@@ -120,7 +120,7 @@ class Tool:
         if not callable(fn):
             raise ConfigError(f"a tool wraps a function; got {type(fn).__name__}")
         tool_name = name if name is not None else _function_name(fn)
-        if not _TOOL_NAME.match(tool_name):
+        if not isinstance(tool_name, str) or not _TOOL_NAME.match(tool_name):
             raise ConfigError(
                 f"tool name {tool_name!r} is not accepted by model APIs: use 1 to 64 letters, "
                 "digits, '_' or '-'",

@@ -24,6 +24,7 @@ from agentdeck.authoring.context_check import (
     context_requirement,
     missing_context_error,
 )
+from agentdeck.authoring.input_types import InputTypes, input_types
 from agentdeck.authoring.tools import first_paragraph
 from agentdeck.errors import ConfigError, InvalidInputError
 
@@ -49,6 +50,8 @@ class WorkflowDefinition:
     required_params: tuple[str, ...] = ()
     accepts_extra: bool = False
     positional_only: tuple[str, ...] = ()
+    input_types: InputTypes | None = None
+    """How each annotated parameter's value is checked (and converted) before a run starts."""
 
     __agentdeck_workflow__ = "native"
     """Marks a workflow definition for project discovery; plugin-defined kinds set their own."""
@@ -112,6 +115,10 @@ def _define(body: WorkflowBody, *, name: str | None, description: str | None) ->
             setting="workflows",
         )
     workflow_name = name if name is not None else body.__name__
+    if not isinstance(workflow_name, str):
+        raise ConfigError(
+            f"workflow name must be a string, not {type(workflow_name).__name__}", setting="name"
+        )
     if not workflow_name.strip() or workflow_name != workflow_name.strip():
         raise ConfigError(
             f"workflow name {workflow_name!r} must be non-empty, without surrounding spaces",
@@ -151,6 +158,7 @@ def _define(body: WorkflowBody, *, name: str | None, description: str | None) ->
         required_params=tuple(required),
         accepts_extra=accepts_extra,
         positional_only=tuple(positional_only),
+        input_types=input_types(body, workflow_name, params, exclude=context_parameter),
     )
 
 
@@ -173,10 +181,24 @@ def bind_input(definition: WorkflowDefinition, value: Any) -> dict[str, Any]:
       default, and no key it does not declare (unless it takes ``**kwargs``). ``None`` reads as
       an empty mapping.
 
-    The context parameter is never bound from input: it is the engine's to inject. Values are
-    passed as given (JSON data), not coerced to the annotations. Raises
-    :class:`InvalidInputError` naming the missing or unknown parameters and what the body takes.
+    The context parameter is never bound from input: it is the engine's to inject. Each bound
+    value is then checked against its parameter's annotation and converted the way
+    ``pydantic.validate_call`` would (``"5"`` for an ``int`` is ``5``, an ISO string for a
+    ``datetime`` a ``datetime``, a mapping for a model that model); an unannotated or ``Any``
+    parameter gets its value as given. Raises :class:`InvalidInputError` naming the missing or
+    unknown parameters and what the body takes, or the parameter whose value does not fit its
+    type and the type it expects.
     """
+    return _typed(definition, _bound(definition, value))
+
+
+def _typed(definition: WorkflowDefinition, bound: dict[str, Any]) -> dict[str, Any]:
+    types = definition.input_types
+    return bound if types is None else types.check(bound)
+
+
+def _bound(definition: WorkflowDefinition, value: Any) -> dict[str, Any]:
+    """:func:`bind_input` before the annotations are applied."""
     params = definition.params
     if len(params) == 1 and not definition.accepts_extra:
         only = params[0]

@@ -31,9 +31,16 @@ from typing import Any, Literal
 from agentdeck.authoring.agents import Agent
 from agentdeck.authoring.catalog import Catalog, CatalogSources, discover_project
 from agentdeck.authoring.context_check import validate_context_declaration
+from agentdeck.deck.boundary import checked_blocks, checked_datetime, checked_text, optional_text
 from agentdeck.deck.runs import Run, Runs
 from agentdeck.deck.service import RunService
-from agentdeck.errors import ConfigError, DuplicateKeyError, RunFinishedError, RunSuspendedError
+from agentdeck.errors import (
+    ConfigError,
+    DuplicateKeyError,
+    InvalidInputError,
+    RunFinishedError,
+    RunSuspendedError,
+)
 from agentdeck.model.clock import Clock, SystemClock
 from agentdeck.model.events import Event
 from agentdeck.model.results import InterruptResult
@@ -116,6 +123,12 @@ class Deck:
         self._context_type = validate_context_declaration(context)
         self._catalog = Catalog(agents, workflows, skills, mcp)
         self._sources: CatalogSources | None = None
+        if observers is not None and not isinstance(observers, Iterable):
+            raise ConfigError(
+                f"observers= takes a sequence of Observer instances (or None); got "
+                f"{type(observers).__name__}",
+                setting="observers",
+            )
         self._observers = None if observers is None else tuple(observers)
         self._given_settings = settings
         self._given_sessions = session_factory
@@ -478,10 +491,24 @@ class Deck:
     ) -> Run:
         service = self._service
         runtime = service.runtime
+        # The caller's values, checked before anything is resolved or written (see boundary).
+        checked_text(name, "name")
+        session_id = optional_text(session_id, "session_id", name=name)
+        namespace = optional_text(namespace, "namespace", name=name)
+        key = optional_text(key, "key", name=name)
+        deadline = checked_datetime(deadline, "deadline")
+        if budget is not None and not isinstance(budget, Budget):
+            raise InvalidInputError(
+                f"budget must be a Budget, not {type(budget).__name__}", name=name, field="budget"
+            )
+        if if_exists not in ("raise", "return"):
+            raise InvalidInputError(
+                "if_exists must be 'raise' or 'return'", name=name, field="if_exists"
+            )
         recorded_context = validated_trace_context(trace_context)
         invocable = self._resolve(name)
         engine = self._engines[invocable.engine]
-        blocks = engine.prepare_input(invocable, input)
+        blocks = checked_blocks(engine.prepare_input(invocable, input), name=name)
         try:
             started = await runtime.launch(
                 StartRequest(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Generator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentdeck.deck.boundary import checked_limit
 from agentdeck.errors import InvalidInputError
 from agentdeck.model.events import Event
 from agentdeck.model.payloads import RunStarted
@@ -265,6 +266,7 @@ class Runs:
         limit: int | None = None,
     ) -> list[Run]:
         """Runs of one namespace (no cross-namespace listing), oldest first."""
+        checked_limit(limit)
         service = self._service
         runs: list[Run] = []
         cursor: str | None = None

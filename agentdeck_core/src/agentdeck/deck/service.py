@@ -18,6 +18,13 @@ import dataclasses
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
+from agentdeck.deck.boundary import (
+    checked_json,
+    checked_limit,
+    checked_seq,
+    checked_statuses,
+    optional_text,
+)
 from agentdeck.errors import ConfigError, InvalidInputError, NotFoundError
 from agentdeck.model.events import Event
 from agentdeck.model.status import RunState, fold
@@ -87,6 +94,9 @@ class RunService:
         A run of another namespace is reported exactly like one that does not exist, so a
         caller cannot tell the two apart.
         """
+        run_id = optional_text(run_id, "id")
+        namespace = optional_text(namespace, "namespace")
+        key = optional_text(key, "key")
         store = self.store
         if run_id is not None:
             record = await store.get_run(run_id)
@@ -106,7 +116,14 @@ class RunService:
         return record
 
     def list_runs(self, query: RunQuery) -> Awaitable[RunPage]:
-        """One page of runs, as the store lists them."""
+        """One page of runs, as the store lists them; a filter no store could match is refused
+        as the caller's mistake (naming it), not left to the store to fail on."""
+        for field in ("namespace", "session_id", "key", "name", "parent_run_id", "cursor"):
+            optional_text(getattr(query, field), field)
+        limit = checked_limit(query.limit) or 100
+        status = checked_statuses(query.status)
+        if limit != query.limit or status != query.status:
+            query = dataclasses.replace(query, limit=limit, status=status)
         return self.store.list_runs(query)
 
     # ------------------------------------------------------------------------------- reading
@@ -119,6 +136,7 @@ class RunService:
         self, run_id: str, *, from_seq: int = 0, follow: bool = False
     ) -> AsyncIterator[Event]:
         """The run's events: a snapshot, or with ``follow`` tailed live until an ending."""
+        from_seq = checked_seq(from_seq)
         store = self.store
         if not follow:
             for event in await store.read(run_id, from_seq=from_seq):
@@ -153,6 +171,7 @@ class RunService:
         self, run_id: str, verb: ControlVerb, reason: str | None
     ) -> Awaitable[bool]:
         """Ask a run to pause or cancel (a suspended run is cancelled at once)."""
+        optional_text(reason, "reason", name=run_id)
         return self.runtime.request_control(run_id, verb, reason)
 
     def resume(
@@ -183,6 +202,8 @@ class RunService:
         """Answer the question a run waits on, from one read of its log (see
         :meth:`Continuation.answer <agentdeck.runtime.continuation.Continuation.answer>`).
         ``context`` falls back to the one this process holds for the run."""
+        checked_json(value, "value", name=run_id)
+        optional_text(interrupt_id, "interrupt_id", name=run_id)
         return self.runtime.answer(
             run_id, value, interrupt_id=interrupt_id, context=context, play=play
         )

@@ -56,6 +56,12 @@ class Settings:
         :param sections: extra (plugin) sections to know about, for :meth:`sections` and
             :func:`describe_sections`; :meth:`section` loads any section class regardless.
         """
+        for argument, given in (("env", env), ("config", config), ("overrides", overrides)):
+            if given is not None and not isinstance(given, Mapping):
+                raise ConfigError(
+                    f"Settings({argument}=) takes a mapping, not {type(given).__name__}",
+                    setting=argument,
+                )
         self.env: Mapping[str, str] = dict(env or {})
         self.config: Mapping[str, Any] = dict(config or {})
         self.config_file = config_file

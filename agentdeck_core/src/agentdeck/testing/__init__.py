@@ -28,6 +28,8 @@ pytest.register_assert_rewrite(
     "agentdeck.testing.statemachine",
     "agentdeck.testing.store",
     "agentdeck.testing.store_kit",
+    "agentdeck.testing.store.text",
+    "agentdeck.testing.api_fuzz",
 )
 
 from agentdeck.testing.control_kit import ControlContract, LeaseContract  # noqa: E402

@@ -37,6 +37,8 @@ from agentdeck_http.wire import (
 
 __all__ = ["native_router"]
 
+_START_FIELDS = frozenset(StartRunRequest.model_fields)
+
 
 def native_router(served: Served) -> APIRouter:
     exposure, binding = served.exposure, served.binding
@@ -140,7 +142,10 @@ def native_router(served: Served) -> APIRouter:
                 trace_context=trace_context(request),
             )
         except InvalidInputError as bad:
-            raise problem_for(bad, field_prefix="input") from None
+            # A field of the request itself (a session id no store can hold) is named as it is;
+            # anything else is inside the input (a workflow parameter): ``input.<parameter>``.
+            prefix = None if bad.field in _START_FIELDS else "input"
+            raise problem_for(bad, field_prefix=prefix) from None
         except DuplicateKeyError as clash:
             if body.if_exists != "return":
                 raise

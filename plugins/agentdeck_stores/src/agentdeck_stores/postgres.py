@@ -61,6 +61,7 @@ from agentdeck_stores._pg_events import (
     whole_events,
     whole_params,
 )
+from agentdeck_stores._pg_json import jsonb_text
 from agentdeck_stores._pg_notify import Listener, channel_for, notify_payloads
 from agentdeck_stores._sql import (
     RUN_COLUMNS,
@@ -263,7 +264,7 @@ async def _commit_batch(
     Outcomes = list[tuple[Any, BaseException | None]]
 
     async def work() -> tuple[BatchPlan, Outcomes]:
-        plan = BatchPlan(_Preloaded(await _lock_rows(connection, jobs)))
+        plan = BatchPlan(_Preloaded(await _lock_rows(connection, jobs)), encode=jsonb_text)
         outcomes: Outcomes = []
         for job in jobs:
             try:

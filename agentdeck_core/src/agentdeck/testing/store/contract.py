@@ -10,14 +10,24 @@ from agentdeck.testing.store.listing import ListingTests
 from agentdeck.testing.store.opening import OpeningTests
 from agentdeck.testing.store.reading import ReadingTests
 from agentdeck.testing.store.state import EngineStateTests
+from agentdeck.testing.store.text import StoredTextContract
 
 __all__ = ["StoreContract"]
 
 
 class StoreContract(
-    OpeningTests, AppendingTests, ReadingTests, ListingTests, EngineStateTests, CapabilityTests
+    OpeningTests,
+    AppendingTests,
+    ReadingTests,
+    ListingTests,
+    EngineStateTests,
+    CapabilityTests,
+    StoredTextContract,
 ):
     """The event-store contract. Subclass it and override :meth:`store`.
+
+    It includes :class:`~agentdeck.testing.store.text.StoredTextContract`: whatever text and
+    numbers the public API accepts, the store hands back exactly.
 
     Its tests come from one part per concern (:mod:`agentdeck.testing.store`); the guard below
     runs them all, so a subclass may replace a test of any part only by listing it in
