@@ -22,7 +22,7 @@ import binascii
 import contextlib
 import functools
 import threading
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -647,8 +647,12 @@ class MemoryEventStore(EventStore):
         after = _decode_cursor(query.cursor) if query.cursor is not None else -1
         log = self._log
         with log.lock:
-            candidates = self._candidates(query)
-            if after >= 0:
+            candidates: Sequence[_Run] = self._candidates(query)
+            if query.newest_first:
+                if after >= 0:
+                    candidates = candidates[: bisect_left(candidates, after, key=_ordinal)]
+                candidates = candidates[::-1]
+            elif after >= 0:
                 candidates = candidates[bisect_right(candidates, after, key=_ordinal) :]
             matched: list[RunRecord] = []
             last_ordinal = -1

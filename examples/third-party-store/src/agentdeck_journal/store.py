@@ -354,8 +354,17 @@ class JournalEventStore(EventStore):
     async def list_runs(self, query: RunQuery) -> RunPage:
         after = _decode_cursor(query.cursor) if query.cursor is not None else -1
         found: list[_Run] = []
-        for run in self._runs.values():  # insertion order is open order
-            if run.ordinal > after and _matches(run, query):
+        runs = list(self._runs.values())  # insertion order is open order
+        if query.newest_first:
+            runs.reverse()
+
+        def beyond(run: _Run) -> bool:
+            if after < 0:
+                return True
+            return run.ordinal < after if query.newest_first else run.ordinal > after
+
+        for run in runs:
+            if beyond(run) and _matches(run, query):
                 found.append(run)
                 if len(found) > query.limit:
                     break

@@ -94,7 +94,7 @@ _LIST_BUDGET = 2000
 """Runs one listing script call examines before handing control back (keeps Redis responsive)."""
 _PRUNE_BATCH = 200
 """Runs one pruning script call deletes at most (each deletion is atomic on its own)."""
-_log = logging.getLogger("agentdeck_stores.redis")
+_log = logging.getLogger("agentdeck.stores.redis")
 
 
 # =========================================================================== helpers
@@ -133,6 +133,10 @@ def _as_payload(payload: Any) -> Any:
         "agentdeck.model.payloads (TextDelta, RunCompleted, ...)",
         kind=kind if isinstance(kind, str) else None,
     )
+
+
+_NEWEST = 2**52
+"""Where a newest-first listing starts: above every ordinal a store will hand out."""
 
 
 def _encode_cursor(ordinal: int) -> str:
@@ -689,7 +693,10 @@ class RedisEventStore(RedisBackend, EventStore):
             raise InvalidInputError(
                 f"list_runs limit must be at least 1, not {query.limit}", field="limit"
             )
-        after = _decode_cursor(query.cursor) if query.cursor is not None else -1
+        if query.cursor is not None:
+            after = _decode_cursor(query.cursor)
+        else:
+            after = _NEWEST if query.newest_first else -1
         filters, groups = self._plan(query)
         keys = [key for _, group in groups for key in group]
         spec: list[str | int] = []
@@ -707,6 +714,7 @@ class RedisEventStore(RedisBackend, EventStore):
                         after,
                         wanted - len(found),
                         _LIST_BUDGET,
+                        "desc" if query.newest_first else "asc",
                         len(filters),
                         *flat_filters,
                         *spec,
