@@ -298,7 +298,9 @@ def build_parser(
         description="AgentDeck: a harness for AI agents you have to operate.",
         formatter_class=formatter,
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {_core_version()}")
+    parser.add_argument(
+        "--version", action=_VersionAction, nargs=0, help="show the version and exit"
+    )
     add_logging_options(parser)
     wanted = None if argv is None else _named_command(argv)
     children: list[Command | CommandRef] = list(BUILTIN_COMMANDS)
@@ -326,6 +328,22 @@ def _named_command(argv: Sequence[str]) -> str | None:
 
 _VALUED_OPTIONS = frozenset({"--log-level"})
 """The top-level options followed by a value (argparse also accepts ``--log-level=debug``)."""
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version is read from the metadata only when asked for (reading it
+    imports ``importlib.metadata`` and scans the installed distributions, which ``--help`` and
+    every other command need not pay for)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"{PROG} {_core_version()}")
+        parser.exit()
 
 
 def _core_version() -> str:
