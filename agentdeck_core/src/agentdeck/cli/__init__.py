@@ -24,12 +24,13 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from agentdeck.errors import AgentDeckError, ConfigError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agentdeck.plugins.host import BrokenPlugin, DisabledPlugin, PluginInfo
 
 __all__ = [
