@@ -11,7 +11,9 @@ driver), times the two in alternating batches within one process, and reports on
   the baseline's rate beside it, for budgets stated as throughput;
 * ``unit="us_op"``  -- microseconds per operation of the subject (``Pair.ops_per_call``
   operations per call), with the baseline's beside it, for budgets stated per item;
-* ``unit="MB"``     -- megabytes, for `Probe` rows that measure memory rather than time.
+* ``unit="MB"``     -- megabytes, for `Probe` rows that measure memory rather than time;
+* ``unit="ms"``     -- milliseconds of wall clock, for `Probe` rows timing a whole process (a
+  command's start-up), whose baseline is the bare interpreter starting.
 
 Each round times one batch of each side, alternating which goes first; the row's value is the
 median over rounds and its p95 is the 95th percentile on the *bad* side (the slow tail for
@@ -53,8 +55,8 @@ __all__ = [
     "measure",
 ]
 
-Unit = Literal["x", "us", "per_s", "us_op", "MB"]
-UNITS: tuple[str, ...] = ("x", "us", "per_s", "us_op", "MB")
+Unit = Literal["x", "us", "per_s", "us_op", "MB", "ms"]
+UNITS: tuple[str, ...] = ("x", "us", "per_s", "us_op", "MB", "ms")
 # Units whose budget is a floor (more is better); every other unit's budget is a ceiling.
 FLOOR_UNITS = frozenset({"per_s"})
 

@@ -69,6 +69,8 @@ def _in_unit(unit: str, value: float, *, signed: bool = False) -> str:
         return f"{_number(value)}/s"
     if unit == "us_op":
         return f"{value:.2f} µs/op"
+    if unit == "ms":
+        return f"{value:.0f} ms"
     return f"{value:.2f} MB"
 
 

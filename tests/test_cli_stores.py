@@ -224,9 +224,9 @@ def test_list_reads_the_other_processes_runs(
     )
 
     assert status == 0
-    assert [(r["run_id"], r["status"], r["name"]) for r in json.loads(out)] == [
+    assert [(r["id"], r["status"], r["name"]) for r in json.loads(out)["runs"]] == [
+        (second, "waiting_answer", "approve"),  # newest first
         (first, "waiting_answer", "approve"),
-        (second, "waiting_answer", "approve"),
     ]
     assert first in table and second in table and "list" in table
 
@@ -297,7 +297,7 @@ def test_answering_a_child_wakes_its_parent_in_the_writer(
 ) -> None:
     parent = writer.start("parent", namespace="family")
     _, out, _ = agentdeck(capsys, "runs", "show", parent, "--json")
-    child = json.loads(out)["children"][0]["run"]["run_id"]
+    child = json.loads(out)["children"][0]["run"]["id"]
 
     assert agentdeck(capsys, "runs", "answer", child, "n")[0] == 0
     status, kinds = tail_kinds(capsys, parent, "--until-terminal")
@@ -361,4 +361,4 @@ def test_prune_deletes_finished_runs_and_keeps_the_rest(
 
     assert dry[0] == 0 and done in dry[1] and "pass --yes" in dry[1]
     assert json.loads(wet[1]) == {"deleted": 1}
-    assert [r["run_id"] for r in json.loads(left)] == [waiting]
+    assert [r["id"] for r in json.loads(left)["runs"]] == [waiting]

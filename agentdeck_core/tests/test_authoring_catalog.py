@@ -381,3 +381,101 @@ def test_a_project_tool_with_a_context_is_checked(
 
     with pytest.raises(ContextTypeError, match=r"find_slots.*Calendar.*Warehouse"):
         catalog.validate(context=Warehouse)
+
+
+# =========================================================================== messages (issue 22)
+
+DUP_WORKFLOW = """\
+from agentdeck import workflow
+
+
+@workflow(name="dup")
+async def {function}() -> str:
+    return "{function}"
+"""
+
+
+async def test_a_duplicate_name_in_a_project_names_both_files(tmp_path: Path) -> None:
+    from agentdeck.deck.deck import Deck
+
+    write(tmp_path, ".agentdeck/workflows/a/workflow.py", DUP_WORKFLOW.format(function="first"))
+    write(tmp_path, ".agentdeck/workflows/b/workflow.py", DUP_WORKFLOW.format(function="second"))
+    deck = Deck.from_project(tmp_path / ".agentdeck")
+    try:
+        with pytest.raises(ConfigError) as refused:
+            deck.build()
+    finally:
+        await deck.aclose()
+    message = str(refused.value)
+    assert "two workflows are named 'dup': " in message
+    assert ".agentdeck/workflows/a/workflow.py and .agentdeck/workflows/b/workflow.py" in message
+    assert "another declaration" not in message
+
+
+@pytest.mark.parametrize(
+    ("folder", "meant"), [("workflow", "workflows/"), ("Agents", "agents/"), ("skill", "skills/")]
+)
+def test_a_misnamed_project_folder_is_refused_with_the_folder_meant(
+    tmp_path: Path, loaded: list[CatalogSources], folder: str, meant: str
+) -> None:
+    write(tmp_path, f".agentdeck/{folder}/a/workflow.py", DUP_WORKFLOW.format(function="a"))
+
+    with pytest.raises(ConfigError, match=f"did you mean '{meant}'") as refused:
+        discover(loaded, tmp_path / ".agentdeck")
+    assert refused.value.accepted == ("agents", "workflows", "skills")
+
+
+def test_a_folder_of_another_name_is_the_projects_own(
+    tmp_path: Path, loaded: list[CatalogSources]
+) -> None:
+    write(tmp_path, ".agentdeck/data/rows.csv", "a,b\n")
+    write(tmp_path, ".agentdeck/workflows/a/workflow.py", DUP_WORKFLOW.format(function="a"))
+
+    assert len(discover(loaded, tmp_path / ".agentdeck").workflows) == 1
+
+
+@pytest.mark.parametrize("where", ["a/helpers.py", "shared/__init__.py"])
+def test_an_absolute_import_of_a_project_file_says_to_import_relatively(
+    tmp_path: Path, loaded: list[CatalogSources], where: str
+) -> None:
+    module = where.split("/")[1].removesuffix(".py") if where.startswith("a/") else "shared"
+    write(tmp_path, f".agentdeck/workflows/{where}", "VALUE = 1\n")
+    write(
+        tmp_path,
+        ".agentdeck/workflows/a/workflow.py",
+        f"import {module}\n" + DUP_WORKFLOW.format(function="a"),
+    )
+
+    with pytest.raises(ConfigError) as refused:
+        discover(loaded, tmp_path / ".agentdeck")
+    message = str(refused.value)
+    assert f"imports '{module}' absolutely" in message
+    assert f"from . import {module}" in message
+
+
+def test_a_missing_third_party_module_stays_a_plain_import_failure(
+    tmp_path: Path, loaded: list[CatalogSources]
+) -> None:
+    write(
+        tmp_path,
+        ".agentdeck/workflows/a/workflow.py",
+        "import no_such_package_anywhere\n" + DUP_WORKFLOW.format(function="a"),
+    )
+
+    with pytest.raises(ConfigError, match="failed to import: ModuleNotFoundError"):
+        discover(loaded, tmp_path / ".agentdeck")
+
+
+def test_an_unknown_name_suggests_the_closest() -> None:
+    @workflow
+    async def refund() -> str:
+        return "ok"
+
+    catalog = Catalog(agents=[Agent(name="Support")], workflows=[refund])
+
+    with pytest.raises(NotFoundError, match=r"did you mean 'refund'\?") as missing:
+        catalog.resolve("refnd")
+    assert missing.value.available == ("Support", "refund")
+    with pytest.raises(NotFoundError) as far:
+        catalog.resolve("zzz")
+    assert "did you mean" not in str(far.value)

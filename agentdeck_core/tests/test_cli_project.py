@@ -139,7 +139,7 @@ def test_a_parked_run_exits_3_and_can_be_answered_by_the_next_command(
     answered = capsys.readouterr().out
     assert '-> {"order_id": "A-1", "approved": true}' in answered
     assert main(["runs", "list", "--namespace", "acme", "--json"]) == 0
-    [record] = json.loads(capsys.readouterr().out)
+    [record] = json.loads(capsys.readouterr().out)["runs"]
     assert record["status"] == "completed"
 
 

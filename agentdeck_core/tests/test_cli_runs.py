@@ -193,9 +193,9 @@ async def test_list_shows_the_default_namespace_unless_told_otherwise(
     assert default.status == 0
     assert mine.id in default.out and theirs.id not in default.out
     assert "waiting_answer" in default.out
-    assert [r["run_id"] for r in acme.json()] == [theirs.id]
-    assert acme.json()[0]["namespace"] == "acme"
-    assert acme.json()[0]["status"] == "waiting_answer"
+    assert [r["id"] for r in acme.json()["runs"]] == [theirs.id]
+    assert acme.json()["runs"][0]["namespace"] == "acme"
+    assert acme.json()["runs"][0]["status"] == "waiting_answer"
     assert mine.id in everything.out and theirs.id in everything.out
     assert "NAMESPACE" in everything.out and "acme" in everything.out
 
@@ -211,9 +211,69 @@ async def test_list_filters_by_status_and_session(deck: Deck, agentdeck_cli: Any
     )
     session = await agentdeck_cli("runs", "list", "--session", "s-1", "--json")
 
-    assert [r["run_id"] for r in completed.json()] == [done.id]
-    assert {r["run_id"] for r in both.json()} == {done.id, waiting.id}
-    assert [r["run_id"] for r in session.json()] == [waiting.id]
+    assert [r["id"] for r in completed.json()["runs"]] == [done.id]
+    assert {r["id"] for r in both.json()["runs"]} == {done.id, waiting.id}
+    assert [r["id"] for r in session.json()["runs"]] == [waiting.id]
+
+
+async def test_list_is_newest_first_in_pages_with_a_more_hint(
+    deck: Deck, agentdeck_cli: Any
+) -> None:
+    runs = []
+    for _ in range(5):
+        run = await deck.runs.start("quick")
+        assert await run == "done"
+        runs.append(run.id)
+
+    first = await agentdeck_cli("runs", "list", "--limit", "2", "--json")
+    page = first.json()
+    assert [r["id"] for r in page["runs"]] == [runs[4], runs[3]]
+    assert page["next_cursor"]
+    second = await agentdeck_cli(
+        "runs", "list", "--limit", "2", "--cursor", page["next_cursor"], "--json"
+    )
+    assert [r["id"] for r in second.json()["runs"]] == [runs[2], runs[1]]
+    last = await agentdeck_cli(
+        "runs", "list", "--limit", "2", "--cursor", second.json()["next_cursor"], "--json"
+    )
+    assert [r["id"] for r in last.json()["runs"]] == [runs[0]]
+    assert last.json()["next_cursor"] is None
+
+    table = await agentdeck_cli("runs", "list", "--limit", "3")
+    assert table.out.index(runs[4]) < table.out.index(runs[2]) and runs[1] not in table.out
+    [hint] = [line for line in table.err.splitlines() if line.startswith("more: --cursor ")]
+    rest = await agentdeck_cli("runs", "list", *hint.removeprefix("more: ").split())
+    assert runs[1] in rest.out and runs[0] in rest.out and runs[2] not in rest.out
+    assert "more:" not in rest.err
+
+    oldest = await agentdeck_cli("runs", "list", "--oldest-first", "--limit", "1", "--json")
+    assert [r["id"] for r in oldest.json()["runs"]] == [runs[0]]
+    refused = await agentdeck_cli("runs", "list", "--limit", "0")
+    assert refused.status == 2 and "'0' is not a whole number of runs" in refused.err
+
+
+def test_list_json_uses_the_http_vocabulary() -> None:
+    """The keys of a run are those of ``GET /runs`` (``id``, ``kind``), not the record's."""
+    from datetime import UTC, datetime
+
+    from agentdeck.cli.common import record_dict
+    from agentdeck.ports import RunRecord
+
+    moment = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    data = record_dict(
+        RunRecord(
+            run_id="r-1",
+            name="quick",
+            invocable_kind="workflow",
+            status=RunStatus.COMPLETED,
+            created_at=moment,
+            updated_at=moment,
+            last_seq=3,
+        )
+    )
+    assert data["id"] == "r-1" and data["kind"] == "workflow" and data["status"] == "completed"
+    assert "run_id" not in data and "invocable_kind" not in data
+    assert data["created_at"] == "2026-01-02T03:04:05+00:00" and data["wake_at"] is None
 
 
 async def test_list_of_an_empty_namespace_says_so(deck: Deck, agentdeck_cli: Any) -> None:
@@ -273,10 +333,10 @@ async def test_show_json_carries_events_children_pending_control_and_open_questi
     outcome = await agentdeck_cli("runs", "show", outer.id, "--json")
 
     tree = outcome.json()
-    assert tree["run"]["run_id"] == outer.id and tree["run"]["status"] == "paused"
+    assert tree["run"]["id"] == outer.id and tree["run"]["status"] == "paused"
     assert tree["events"][0]["kind"] == "run.started"
     [shown_child] = tree["children"]
-    assert shown_child["run"]["run_id"] == child.id
+    assert shown_child["run"]["id"] == child.id
     assert shown_child["run"]["parent_run_id"] == outer.id
     assert [i["interrupt_id"] for i in shown_child["open_interrupts"]] == ["ask-0"]
     assert shown_child["open_interrupts"][0]["expected"]["options"] == ["y", "n"]
@@ -513,7 +573,7 @@ async def test_prune_lists_first_and_deletes_only_finished_runs_with_yes(
     assert listed.status == 0
     assert all(run.id in listed.out for run in finished) and "pass --yes" in listed.out
     assert deleted.json() == {"deleted": 2}
-    assert [r["run_id"] for r in left.json()] == [waiting.id]
+    assert [r["id"] for r in left.json()["runs"]] == [waiting.id]
 
 
 @pytest.mark.parametrize(
@@ -590,3 +650,41 @@ async def test_a_deck_closed_right_after_a_run_parked_leaves_no_pause_behind(
 
     assert shown.json()["pending_control"] == []
     assert answered.status == 0, answered.err
+
+
+# =========================================================================== show: shapes
+
+
+async def test_show_renders_graph_node_updates_and_clips_huge_values(
+    deck: Deck, agentdeck_cli: Any
+) -> None:
+    from agentdeck.model.payloads import NodeUpdated, RunInterrupted, RunStarted
+    from agentdeck.ports import NewRun
+
+    store = deck.service.store
+    run_id = "graph-run-1"
+    started = RunStarted(name="graph", invocable_kind="workflow")
+    assert (await store.open_run(NewRun(run_id=run_id, started=started))).opened
+    huge = "why " * 1_250_000  # a 5 MB question
+    await store.append(
+        run_id,
+        [
+            NodeUpdated(node="classify", update={"label": "refund"}, step=1),
+            NodeUpdated(node="draft", update={"text": "x" * 10_000}, step=2),
+            RunInterrupted(interrupt_id="i-1", payload={"question": huge}),
+        ],
+    )
+
+    shown = await agentdeck_cli("runs", "show", run_id)
+
+    assert shown.status == 0, shown.err
+    lines = shown.out.splitlines()
+    [classify] = [line for line in lines if "node classify" in line]
+    assert '(step 1) -> {"label": "refund"}' in classify
+    [draft] = [line for line in lines if "node draft" in line]
+    assert "[10,012 characters; --json shows it whole]" in draft
+    [asked] = [line for line in lines if "why why" in line]
+    assert len(asked) < 400 and "[5,000,000 characters; --json shows it whole]" in asked
+    assert len(shown.out) < 5_000
+    whole = await agentdeck_cli("runs", "show", run_id, "--json")
+    assert huge.strip() in whole.out

@@ -20,9 +20,10 @@ def test_the_demo_runs_a_workflow_end_to_end_offline_and_prints_its_events() -> 
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "store: memory://"
-    assert lines[-1].startswith("status: completed")
-    assert "refunded: ['A-1003']" in lines[-1]
-    events = [line.split() for line in lines[1:-1] if not line.startswith("---")]
+    [ended] = [index for index, line in enumerate(lines) if line.startswith("status: ")]
+    assert lines[ended].startswith("status: completed")
+    assert "refunded: ['A-1003']" in lines[ended]
+    events = [line.split() for line in lines[1:ended] if not line.startswith("---")]
     assert [int(fields[0]) for fields in events] == list(range(len(events)))
     kinds = [fields[1] for fields in events]
     assert kinds == [
@@ -35,3 +36,23 @@ def test_the_demo_runs_a_workflow_end_to_end_offline_and_prints_its_events() -> 
         "step.completed",
         "run.completed",
     ]
+
+
+def test_the_demo_then_plays_an_agent_turn_against_the_loopback_model_server() -> None:
+    """This environment has agentdeck-openai installed: the demo starts its loopback server
+    (``agentdeck-openai loopback``) as a process and plays one agent turn on it, offline."""
+    done = subprocess.run(
+        [sys.executable, "-m", "agentdeck.demo"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2].startswith(
+        "--- agent turn against the loopback model server (http://127.0.0.1:"
+    )
+    assert lines[-1] == "assistant: Hello from the loopback model: no provider was called."

@@ -5,16 +5,26 @@ native engine plays the body, the event log lives where the settings say (``AGEN
 default ``memory://``), and every event is printed as it is recorded. The run parks on a question
 for a person; the demo answers it the way an operator would (through ``deck.runs.get``), and the
 run completes.
+
+With ``agentdeck-openai`` installed, an agent turn follows: the demo starts that plugin's
+loopback model server as a process of its own (``agentdeck-openai loopback``, the command a user
+runs to try ``agentdeck run``/``serve``/``chat`` offline), points a deck at it with the
+``OPENAI_*`` variables it prints, and plays one turn of an ``Agent``. Only the process is shared:
+the core imports no plugin.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import os
+import signal
+import subprocess
 import sys
 import warnings
 from typing import Any
 
-from agentdeck import Deck, Event, RunStatus, WorkflowCtx, workflow
+from agentdeck import Agent, Deck, Event, RunStatus, WorkflowCtx, workflow
 from agentdeck.runtime.config import NonDurableStoreWarning
 from agentdeck.settings import Settings
 
@@ -70,7 +80,40 @@ async def main() -> int:
         result = await run
         status = await run.status()
         print(f"status: {status.value}   result: {result}   refunded: {shop.refunded}")
-        return 0 if status is RunStatus.COMPLETED else 1
+        if status is not RunStatus.COMPLETED:
+            return 1
+    return await agent_turn()
+
+
+async def agent_turn() -> int:
+    """One agent turn against the loopback model server, when agentdeck-openai is installed."""
+    if importlib.util.find_spec("agentdeck_openai") is None:
+        print("--- agent turn: install agentdeck-openai to see one, offline, against its loopback")
+        return 0
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agentdeck_openai.loopback", "loopback"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        env: dict[str, str] = {}
+        assert server.stdout is not None
+        for line in server.stdout:
+            if line.startswith("export "):
+                name, _, value = line.removeprefix("export ").strip().partition("=")
+                env[name] = value
+            elif line.startswith("# loopback"):
+                break
+        print(f"--- agent turn against the loopback model server ({env.get('OPENAI_BASE_URL')})")
+        assistant = Agent(name="assistant", instructions="Answer in one short sentence.")
+        settings = Settings.load(env={**os.environ, **env})
+        async with Deck(agents=[assistant], settings=settings) as deck:
+            turn = await deck.run("assistant", "Who is answering me?")
+        print(f"assistant: {turn.output}")
+        return 0
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -222,6 +222,19 @@ class EventSchemaError(AgentDeckError):
 # --------------------------------------------------------------------------- lookup
 
 
+def did_you_mean(name: str, candidates: Sequence[str]) -> str:
+    """``"; did you mean 'refund'?"`` for the candidates closest to a mistyped ``name`` (by
+    :func:`difflib.get_close_matches`, case-insensitively), or ``""`` when none is close."""
+    import difflib
+
+    folded = {candidate.casefold(): candidate for candidate in candidates if candidate != name}
+    close = difflib.get_close_matches(name.casefold(), list(folded), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    quoted = [f"'{folded[match]}'" for match in close]
+    return f"; did you mean {' or '.join(quoted)}?"
+
+
 class NotFoundError(AgentDeckError):
     """A name, run or key this deck (or namespace) has never heard of.
 
@@ -237,6 +250,8 @@ class NotFoundError(AgentDeckError):
         namespace: str | None = None,
         available: Sequence[str] | None = None,
     ) -> None:
+        if name is not None and available and "did you mean" not in message:
+            message += did_you_mean(name, list(available))
         super().__init__(message)
         self.what = what
         self.name = name

@@ -53,8 +53,44 @@ async def pair(a: int, b: int) -> int:
     return a + b
 
 
+@workflow
+async def breaks() -> str:
+    raise RuntimeError("the ledger is closed")
+
+
 def deck() -> Any:
     return make_deck(workflows=[approval, two_questions, gated, echo, pair])
+
+
+async def test_get_run_carries_the_output_of_a_finished_run() -> None:
+    served_deck = make_deck(workflows=[pair, breaks])
+    async with serving(served_deck, Native.http()) as served:
+        started = await served.client.post(
+            "/runs", json={"name": "pair", "input": {"a": 2, "b": 3}}
+        )
+        run_id = started.json()["id"]
+        assert started.json()["output"] is None  # still running, or not read on a start
+        await _until_status(served.client, run_id, "completed")
+        body = (await served.client.get(f"/runs/{run_id}")).json()
+        run = await served.exposure.deck.runs.get(run_id)
+        ending = [event async for event in run.events()][-1]
+        assert body["output"] == [block.model_dump(mode="json") for block in ending.payload.output]
+        assert body["output"] and body["error"] is None
+        listed = (await served.client.get("/runs")).json()["runs"]
+        assert all(view["output"] is None for view in listed)  # one run's view only
+
+        failed = await served.client.post("/runs", json={"name": "breaks"})
+        failed_id = failed.json()["id"]
+        await _until_status(served.client, failed_id, "failed")
+        broken = (await served.client.get(f"/runs/{failed_id}")).json()
+        failure = [
+            event async for event in (await served.exposure.deck.runs.get(failed_id)).events()
+        ]
+        assert broken["output"] is None
+        assert broken["error"] == {
+            "code": str(failure[-1].payload.error_code),
+            "message": failure[-1].payload.message,
+        }
 
 
 async def test_post_runs_starts_a_run_and_answers_201_with_its_view_and_location() -> None:

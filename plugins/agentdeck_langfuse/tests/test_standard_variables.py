@@ -79,7 +79,7 @@ def test_a_public_key_without_a_secret_logs_one_line_naming_both(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     env = {"LANGFUSE_PUBLIC_KEY": "pk-lf-lonely"}
-    with caplog.at_level(logging.INFO, logger="agentdeck_langfuse"):
+    with caplog.at_level(logging.INFO, logger="agentdeck.langfuse"):
         assert LangfuseObserver.from_settings(Settings(env=env)) is None
     [line] = caplog.records
     assert line.levelno == logging.WARNING
@@ -90,7 +90,7 @@ def test_a_public_key_without_a_secret_logs_one_line_naming_both(
 
 
 def test_nothing_set_starts_nothing_and_says_nothing(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.DEBUG, logger="agentdeck_langfuse"):
+    with caplog.at_level(logging.DEBUG, logger="agentdeck.langfuse"):
         assert LangfuseObserver.from_settings(Settings(env={"LANGFUSE_HOST": "x"})) is None
     assert caplog.records == []
 
@@ -102,7 +102,7 @@ def test_the_standard_off_switches_keep_the_automatic_observer_off(
     variable: str, value: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     env = {"LANGFUSE_PUBLIC_KEY": "pk-lf-x", "LANGFUSE_SECRET_KEY": "sk-lf-x", variable: value}
-    with caplog.at_level(logging.INFO, logger="agentdeck_langfuse"):
+    with caplog.at_level(logging.INFO, logger="agentdeck.langfuse"):
         assert LangfuseObserver.from_settings(Settings(env=env)) is None
     [line] = caplog.records
     assert variable in line.message

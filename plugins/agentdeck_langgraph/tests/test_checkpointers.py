@@ -251,14 +251,14 @@ async def test_memory_checkpoints_beside_durable_state_are_announced_once(
     workflow = Workflow("approval", asking())
     await engine.open()
     try:
-        with caplog.at_level("WARNING", logger="agentdeck_langgraph"):
+        with caplog.at_level("WARNING", logger="agentdeck.langgraph"):
             for _ in range(2):
                 check_interrupted(
                     await drive(engine, make_invocation(engine, workflow, START_STATE))
                 )
     finally:
         await engine.close()
-    [warning] = [r for r in caplog.records if r.name == "agentdeck_langgraph"]
+    [warning] = [r for r in caplog.records if r.name == "agentdeck.langgraph"]
     assert "will not survive this process" in warning.getMessage()
     assert "AGENTDECK_CHECKPOINT=memory://" in warning.getMessage()
 
@@ -269,9 +269,9 @@ async def test_nothing_extra_is_announced_when_the_whole_deck_is_in_memory(
     engine = LangGraphEngine(EngineRequest(settings=Settings(env={}), state_url="memory://"))
     await engine.open()
     try:
-        with caplog.at_level("WARNING", logger="agentdeck_langgraph"):
+        with caplog.at_level("WARNING", logger="agentdeck.langgraph"):
             invocation = make_invocation(engine, Workflow("approval", asking()), START_STATE)
             check_interrupted(await drive(engine, invocation))
     finally:
         await engine.close()
-    assert not [r for r in caplog.records if r.name == "agentdeck_langgraph"]
+    assert not [r for r in caplog.records if r.name == "agentdeck.langgraph"]

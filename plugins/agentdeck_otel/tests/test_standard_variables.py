@@ -115,7 +115,7 @@ def test_grpc_is_refused_with_one_line_saying_http_protobuf_only(
         "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector:4317",
         "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
     }
-    with caplog.at_level(logging.INFO, logger="agentdeck_otel"):
+    with caplog.at_level(logging.INFO, logger="agentdeck.otel"):
         assert observer_for(env) is None
     [line] = caplog.records
     assert line.levelno == logging.WARNING
@@ -131,7 +131,7 @@ def test_a_grpc_signal_is_left_out_and_the_other_still_exports(
         "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector:4318",
         "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "grpc",
     }
-    with caplog.at_level(logging.INFO, logger="agentdeck_otel"):
+    with caplog.at_level(logging.INFO, logger="agentdeck.otel"):
         observer = observer_for(env)
     assert observer is not None and observer.config.signals == {"traces"}
     [line] = caplog.records
@@ -141,7 +141,7 @@ def test_a_grpc_signal_is_left_out_and_the_other_still_exports(
 def test_standard_variables_without_an_endpoint_log_why_nothing_starts(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="agentdeck_otel"):
+    with caplog.at_level(logging.INFO, logger="agentdeck.otel"):
         assert observer_for({"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Basic%20eA=="}) is None
     [line] = caplog.records
     assert "OTel observer not started" in line.message
@@ -150,7 +150,7 @@ def test_standard_variables_without_an_endpoint_log_why_nothing_starts(
 
 
 def test_nothing_set_starts_nothing_and_says_nothing(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.DEBUG, logger="agentdeck_otel"):
+    with caplog.at_level(logging.DEBUG, logger="agentdeck.otel"):
         assert observer_for({"OTEL_SERVICE_NAME": "just-a-name"}) is None
     assert caplog.records == []
 
@@ -159,7 +159,7 @@ def test_otel_sdk_disabled_turns_the_automatic_observer_off(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     env = {"AGENTDECK_OTEL_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"}
-    with caplog.at_level(logging.INFO, logger="agentdeck_otel"):
+    with caplog.at_level(logging.INFO, logger="agentdeck.otel"):
         assert observer_for(env) is None
     [line] = caplog.records
     assert "OTEL_SDK_DISABLED" in line.message

@@ -75,7 +75,17 @@ def _queries(
     waiting = listing(RunQuery(namespace="crowd", status=RunStatus.WAITING_ANSWER, limit=100))
     session = listing(RunQuery(namespace="crowd", session_id="busy", limit=100))
     sweep = listing(RunQuery(all_namespaces=True, wake_before=clock.now() + timedelta(days=1)))
+    # What ``agentdeck runs list --status waiting_answer`` asks: the newest first, walking the
+    # index backwards (no sort of every waiting run).
+    newest_waiting = listing(
+        RunQuery(namespace="crowd", status=RunStatus.WAITING_ANSWER, newest_first=True)
+    )
     return {
+        "list by status, newest first": (
+            *newest_waiting,
+            "agentdeck_runs_ns_status",
+            ("ns", "status"),
+        ),
         "list by status": (*waiting, "agentdeck_runs_ns_status", ("ns", "status")),
         "list a session": (*session, "agentdeck_runs_ns_session", ("ns", "session_id")),
         "timer sweep": (*sweep, "agentdeck_runs_wake", ("status", "wake_at")),

@@ -43,7 +43,7 @@ from agentdeck.authoring.context_check import (
 from agentdeck.authoring.mcp import MCP
 from agentdeck.authoring.skills import Skills
 from agentdeck.authoring.workflows import WorkflowDefinition
-from agentdeck.errors import ConfigError, NotFoundError
+from agentdeck.errors import ConfigError, NotFoundError, did_you_mean
 
 __all__ = [
     "Catalog",
@@ -111,6 +111,10 @@ class Catalog:
         self.skills = Skills.coerce(skills)
         self.mcp = MCP.coerce(mcp)
         self._origins = dict(origins or {})
+
+    def record_origins(self, origins: Mapping[int, Path]) -> None:
+        """Remember which file declared each entry (by ``id``), so build errors name it."""
+        self._origins.update(origins)
 
     @classmethod
     def from_sources(cls, sources: CatalogSources) -> Catalog:
@@ -245,9 +249,10 @@ class Catalog:
         for entry in entries:
             name = entry.name if kind == "agent" else _workflow_name(entry)
             if name in index and index[name] is not entry:
+                first = self._origin(index[name]) or "one declaration"
+                second = self._origin(entry) or "another declaration"
                 raise ConfigError(
-                    f"two {kind}s are named '{name}'{self._where(index[name])} and"
-                    f"{self._where(entry) or ' (another declaration)'}; names must be unique",
+                    f"two {kind}s are named '{name}': {first} and {second}; names must be unique",
                     setting=f"{kind}s",
                 )
             index[name] = entry
@@ -282,6 +287,10 @@ class Catalog:
         _require_known(owner, "handoffs", named, list(agents), "agent")
         named = [r for r in agent.subagents if isinstance(r, str)]
         _require_known(owner, "subagents", named, [*agents, *workflows], "agent or workflow")
+
+    def _origin(self, entry: object) -> str:
+        origin = self._origins.get(id(entry))
+        return str(origin) if origin is not None else ""
 
     def _where(self, entry: object) -> str:
         origin = self._origins.get(id(entry))
@@ -328,7 +337,7 @@ def _require_known(
         if name not in known:
             raise ConfigError(
                 f"{owner} references {what} '{name}' in {setting}=, which the catalog does not "
-                f"have; it has: {', '.join(known) or 'none'}",
+                f"have; it has: {', '.join(known) or 'none'}{did_you_mean(name, known)}",
                 setting=setting,
                 accepted=known,
             )
@@ -426,6 +435,7 @@ def _load_definitions(
     root: Path, namespace: str
 ) -> tuple[list[Agent], list[object], dict[int, Path]]:
     importlib.invalidate_caches()  # files written moments ago must be visible to the finders
+    _refuse_misnamed_folders(root)
     _package(namespace, root)
     agents: dict[int, Agent] = {}
     workflows: dict[int, object] = {}
@@ -463,6 +473,27 @@ def _load_definitions(
     return list(agents.values()), list(workflows.values()), origins
 
 
+PROJECT_FOLDERS = ("agents", "workflows", "skills")
+"""The folders of a project directory that AgentDeck reads."""
+
+
+def _refuse_misnamed_folders(root: Path) -> None:
+    """A folder whose name is close to one AgentDeck reads (``workflow/``, ``Agents/``) is a
+    typo that would otherwise build as "nothing": refuse it, naming the intended folder.
+    Folders of other names (data, shared code) are the project's own and left alone."""
+    for entry in sorted(root.iterdir()):
+        if not entry.is_dir() or entry.name in PROJECT_FOLDERS or entry.name.startswith((".", "_")):
+            continue
+        hint = did_you_mean(entry.name, [f"{folder}/" for folder in PROJECT_FOLDERS])
+        if hint:
+            raise ConfigError(
+                f"{entry} is not a folder a project reads (it reads "
+                f"{', '.join(f + '/' for f in PROJECT_FOLDERS)}){hint}",
+                setting="path",
+                accepted=list(PROJECT_FOLDERS),
+            )
+
+
 def _identifier(name: str) -> str:
     """A bundle directory name as a module name segment (dots would split the package path)."""
     cleaned = re.sub(r"\W", "_", name)
@@ -487,6 +518,19 @@ def _package(name: str, directory: Path) -> ModuleType:
     return _execute(spec, init if init.is_file() else directory)
 
 
+def _project_module(file: Path, missing: str | None) -> Path | None:
+    """The project file an absolute ``import missing`` in ``file`` meant, if there is one: a
+    module or package of that name beside ``file`` or one folder up (a sibling bundle)."""
+    if not missing:
+        return None
+    first = missing.split(".")[0]
+    for folder in (file.parent, file.parent.parent):
+        for candidate in (folder / f"{first}.py", folder / first / "__init__.py", folder / first):
+            if candidate.exists() and candidate != file.parent:
+                return candidate
+    return None
+
+
 def _module(name: str, file: Path) -> ModuleType:
     existing = sys.modules.get(name)
     if existing is not None:  # a sibling bundle imported it already: one module, one identity
@@ -503,6 +547,20 @@ def _execute(spec: ModuleSpec, file: Path) -> ModuleType:
     try:
         if spec.loader is not None:
             spec.loader.exec_module(module)
+    except ModuleNotFoundError as failed:
+        sys.modules.pop(spec.name, None)
+        sibling = _project_module(file, failed.name)
+        if sibling is None:
+            raise ConfigError(
+                f"{file} failed to import: {type(failed).__name__}: {failed}", setting="path"
+            ) from failed
+        raise ConfigError(
+            f"{file} imports '{failed.name}' absolutely, but {sibling} is a file of the project: "
+            f"a bundle is a package, so import it relatively (from . import {failed.name}, or "
+            f"from .{failed.name} import ...); absolute imports of project files are not "
+            "supported",
+            setting="path",
+        ) from failed
     except Exception as failed:
         sys.modules.pop(spec.name, None)
         raise ConfigError(

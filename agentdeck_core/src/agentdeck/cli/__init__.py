@@ -24,26 +24,26 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
-from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agentdeck.errors import AgentDeckError, ConfigError
-from agentdeck.plugins.host import (
-    BrokenPlugin,
-    DisabledPlugin,
-    PluginHost,
-    PluginInfo,
-    PluginWarning,
-    core_version,
-)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentdeck.plugins.host import BrokenPlugin, DisabledPlugin, PluginInfo
 
 __all__ = [
     "BUILTIN_COMMANDS",
     "COMMAND_MODULES",
+    "LOG_LEVELS",
     "Command",
+    "CommandRef",
+    "add_logging_options",
     "build_parser",
     "command_paths",
     "commands",
+    "configure_logging",
     "help_text",
     "main",
     "reference_markdown",
@@ -81,6 +81,8 @@ def _configure_plugins(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_plugins(args: argparse.Namespace) -> int:
+    from agentdeck.plugins.host import PluginHost, PluginWarning
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginWarning)
         host = PluginHost.discover()
@@ -150,57 +152,223 @@ PLUGINS = Command(
 )
 
 
+# =========================================================================== logging
+
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+"""What ``--log-level`` accepts (case-insensitive)."""
+
+
+def add_logging_options(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
+    """``-v/--verbose`` (repeatable) and ``--log-level LEVEL``, accepted before the command
+    and after it (``suppress`` keeps a subcommand's copy from resetting what the top set)."""
+    default: object = argparse.SUPPRESS if suppress else None
+    group = parser.add_argument_group("logging")
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=argparse.SUPPRESS if suppress else 0,
+        help="log more to standard error: -v info, -vv debug (default: warnings only)",
+    )
+    group.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=LOG_LEVELS,
+        default=default,
+        metavar="LEVEL",
+        help="the level of the 'agentdeck' loggers: " + ", ".join(LOG_LEVELS) + " (wins over -v)",
+    )
+
+
+def configure_logging(verbose: int, level: str | None) -> int:
+    """Send the ``agentdeck.*`` logger tree (the core's and every first-party plugin's
+    loggers) to standard error at the chosen level; return that level.
+
+    Only the ``agentdeck`` logger gets a handler, so libraries' own loggers stay quiet and a
+    program embedding the core keeps its logging configuration untouched.
+    """
+    import logging
+
+    if level is not None:
+        chosen = getattr(logging, level.upper())
+    else:
+        chosen = (logging.WARNING, logging.INFO)[verbose] if verbose < 2 else logging.DEBUG
+    logger = logging.getLogger("agentdeck")
+    for handler in list(logger.handlers):
+        if getattr(handler, "_agentdeck_cli", False):
+            logger.removeHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{PROG}: %(levelname)s %(name)s: %(message)s"))
+    handler._agentdeck_cli = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.setLevel(chosen)
+    return int(chosen)
+
+
 # =========================================================================== the command tree
+
+
+@dataclass(frozen=True)
+class CommandRef:
+    """A top-level command named and described without importing the module defining it.
+
+    ``agentdeck --help`` lists every command from these alone, and a command line builds the
+    parser of the one command it names: the others' modules (and the deck, the runtime and
+    the pydantic models they import) are never loaded, which is what keeps ``--help`` and the
+    commands that only read a store quick.
+    """
+
+    name: str
+    help: str
+    target: str
+    """``"module:attribute"`` of the :class:`Command`."""
+
+    def load(self) -> Command:
+        """Import the command; ``TypeError`` if the target is not a :class:`Command`, and
+        ``ValueError`` if its name or help differ from this reference's (they must agree so
+        that the short listing tells the truth)."""
+        module_name, _, attribute = self.target.partition(":")
+        command = getattr(import_module(module_name), attribute)
+        if not isinstance(command, Command):
+            raise TypeError(f"{self.target} is a {type(command).__name__}, not a cli.Command")
+        if (command.name, command.help) != (self.name, self.help):
+            raise ValueError(
+                f"{self.target} is named {command.name!r} with help {command.help!r}; "
+                f"its CommandRef says {self.name!r} / {self.help!r}"
+            )
+        return command
+
 
 BUILTIN_COMMANDS: tuple[Command, ...] = (PLUGINS,)
 """Commands defined in this module."""
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "agentdeck.cli.project:BUILD",
-    "agentdeck.cli.project:RUN",
-    "agentdeck.cli.project:CHAT",
-    "agentdeck.cli.project:SERVE",
-    "agentdeck.cli.runs.command:RUNS",
+COMMAND_MODULES: tuple[CommandRef, ...] = (
+    CommandRef(
+        "build",
+        "validate a project: names, references, context types and every compile",
+        "agentdeck.cli.project:BUILD",
+    ),
+    CommandRef(
+        "run",
+        "run an agent or workflow of a project once and stream its events",
+        "agentdeck.cli.project:RUN",
+    ),
+    CommandRef(
+        "chat",
+        "chat with an agent or workflow of a project on this terminal",
+        "agentdeck.cli.project:CHAT",
+    ),
+    CommandRef(
+        "serve",
+        "serve a project over HTTP/SSE (needs the agentdeck-http plugin)",
+        "agentdeck.cli.project:SERVE",
+    ),
+    CommandRef(
+        "runs",
+        "list, show, follow, answer, signal, retry, fork and prune runs in any configured store",
+        "agentdeck.cli.runs.command:RUNS",
+    ),
+    CommandRef(
+        "completion",
+        "print a shell completion script (bash, zsh or fish)",
+        "agentdeck.cli.completion:COMPLETION",
+    ),
 )
-"""``"module:attribute"`` references to :class:`Command` objects defined elsewhere in the core
-(``"agentdeck.cli.runs.command:RUNS"``), imported when the parser is built."""
+"""References to the :class:`Command` objects defined elsewhere in the core, imported only when
+a command line names them (or when the whole tree is wanted, by :func:`commands`)."""
 
 
 def commands() -> list[Command]:
-    """Every top-level command, in the order ``--help`` lists them."""
-    found = list(BUILTIN_COMMANDS)
-    for reference in COMMAND_MODULES:
-        module_name, _, attribute = reference.partition(":")
-        command = getattr(import_module(module_name), attribute)
-        if not isinstance(command, Command):
-            raise TypeError(f"{reference} is a {type(command).__name__}, not a cli.Command")
-        found.append(command)
-    return found
+    """Every top-level command, in the order ``--help`` lists them (imports them all)."""
+    return [*BUILTIN_COMMANDS, *(reference.load() for reference in COMMAND_MODULES)]
 
 
-def build_parser(*, width: int | None = None) -> argparse.ArgumentParser:
-    """The whole command tree. ``width`` fixes the help's line width (default: the terminal's),
-    so the generated reference does not depend on who generated it."""
+def build_parser(
+    *, width: int | None = None, argv: Sequence[str] | None = None
+) -> argparse.ArgumentParser:
+    """The command tree. ``width`` fixes the help's line width (default: the terminal's),
+    so the generated reference does not depend on who generated it.
+
+    With ``argv``, only the command it names is imported and configured; every other command
+    is a placeholder carrying its name and help (enough for ``agentdeck --help`` and for
+    argparse's "invalid choice" message). Without ``argv`` the whole tree is built.
+    """
     formatter = functools.partial(argparse.HelpFormatter, width=width)
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="AgentDeck: a harness for AI agents you have to operate.",
         formatter_class=formatter,
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {core_version()}")
-    _add_subcommands(parser, commands(), formatter)
+    parser.add_argument(
+        "--version", action=_VersionAction, nargs=0, help="show the version and exit"
+    )
+    add_logging_options(parser)
+    wanted = None if argv is None else _named_command(argv)
+    children: list[Command | CommandRef] = list(BUILTIN_COMMANDS)
+    for reference in COMMAND_MODULES:
+        children.append(reference.load() if argv is None or reference.name == wanted else reference)
+    _add_subcommands(parser, children, formatter)
     return parser
+
+
+def _named_command(argv: Sequence[str]) -> str | None:
+    """The first argument that is neither an option nor an option's value: the command a
+    command line names (``agentdeck --log-level debug runs list`` names ``runs``)."""
+    skip = False
+    for argument in argv:
+        if skip:
+            skip = False
+        elif argument == "--":
+            return None
+        elif argument in _VALUED_OPTIONS:
+            skip = True
+        elif not argument.startswith("-"):
+            return argument
+    return None
+
+
+_VALUED_OPTIONS = frozenset({"--log-level"})
+"""The top-level options followed by a value (argparse also accepts ``--log-level=debug``)."""
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version is read from the metadata only when asked for (reading it
+    imports ``importlib.metadata`` and scans the installed distributions, which ``--help`` and
+    every other command need not pay for)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"{PROG} {_core_version()}")
+        parser.exit()
+
+
+def _core_version() -> str:
+    """agentdeck-core's version from its metadata (no plugin machinery imported for it)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("agentdeck-core")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        return "unknown"
 
 
 def _add_subcommands(
     parser: argparse.ArgumentParser,
-    children: Sequence[Command],
+    children: Sequence[Command | CommandRef],
     formatter: Callable[..., argparse.HelpFormatter],
 ) -> None:
     subparsers = parser.add_subparsers(
         title="commands", metavar="{" + ",".join(c.name for c in children) + "}"
     )
     for command in children:
+        if isinstance(command, CommandRef):  # not named on this command line: listed only
+            subparsers.add_parser(command.name, help=command.help)
+            continue
         child = subparsers.add_parser(
             command.name,
             help=command.help,
@@ -208,6 +376,7 @@ def _add_subcommands(
             formatter_class=formatter,
         )
         command.configure(child)
+        add_logging_options(child, suppress=True)
         if command.subcommands:
             _add_subcommands(child, command.subcommands, formatter)
         child.set_defaults(_run=command.run, _parser=child)
@@ -271,9 +440,10 @@ def update_reference(page: Path) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``agentdeck`` with ``argv`` (default: the process's arguments); return the status."""
-    parser = build_parser()
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv=arguments)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exit_:  # --help, --version, or a usage error argparse already printed
         return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 2)
     run: Callable[[argparse.Namespace], int] | None = getattr(args, "_run", None)
@@ -281,16 +451,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         target: argparse.ArgumentParser = getattr(args, "_parser", parser)
         target.print_help(sys.stderr)
         return 2
+    configure_logging(getattr(args, "verbose", 0), getattr(args, "log_level", None))
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
-            return run(args)
+            status = run(args)
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+            return status
+    except BrokenPipeError:
+        return _closed_pipe()
     except ConfigError as exc:
         print(f"{PROG}: configuration error: {exc}", file=sys.stderr)
         return 2
     except AgentDeckError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _closed_pipe() -> int:
+    """The reader of standard output went away (``agentdeck runs list --json | head``): stop
+    quietly, as ``cat`` does, with the status a shell gives a process killed by SIGPIPE.
+
+    Standard output is pointed at ``/dev/null`` so the interpreter's final flush of what is
+    still buffered does not raise a second ``BrokenPipeError`` at exit.
+    """
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return 141
 
 
 def _show_warning(

@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import re
 import sys
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
-from dataclasses import asdict
 from datetime import datetime, timedelta
 from enum import Enum
 from pathlib import Path
@@ -69,6 +69,8 @@ EPILOG_STATE = (
     "else AGENTDECK_STATE (and config.yaml). Exit status: 0 ok, 1 failed, 2 usage or "
     "configuration error, 3 the run is suspended."
 )
+
+log = logging.getLogger("agentdeck.cli")
 
 RUN_ID_HELP = "the run's id"
 """The help of a command's RUN_ID argument."""
@@ -154,6 +156,7 @@ async def open_deck(
 ) -> AsyncIterator[Deck]:
     """An open deck on the configured state: the project's, or one with no engines."""
     settings = state_settings(args)
+    log.debug("opening a deck on %s", describe_state(settings))
     if project is not None:
         deck = Deck.from_project(project, settings=settings)
     else:
@@ -269,13 +272,26 @@ class Output:
 
 
 def record_dict(record: RunRecord) -> dict[str, Any]:
-    """A run record as JSON data."""
-    data = asdict(record)
-    data["status"] = record.status.value
-    for name in ("created_at", "updated_at", "wake_at"):
-        value = data[name]
-        data[name] = value.isoformat() if isinstance(value, datetime) else value
-    return data
+    """A run record as JSON data, in the vocabulary ``GET /runs`` and :class:`~agentdeck.Run`
+    use (``id``, ``kind``), so one parser reads the CLI's and the server's runs alike."""
+
+    def moment(value: datetime | None) -> str | None:
+        return value.isoformat() if value is not None else None
+
+    return {
+        "id": record.run_id,
+        "name": record.name,
+        "kind": record.invocable_kind,
+        "status": record.status.value,
+        "namespace": record.namespace,
+        "session_id": record.session_id,
+        "key": record.key,
+        "parent_run_id": record.parent_run_id,
+        "created_at": moment(record.created_at),
+        "updated_at": moment(record.updated_at),
+        "last_seq": record.last_seq,
+        "wake_at": moment(record.wake_at),
+    }
 
 
 def _json_default(value: Any) -> Any:

@@ -10,6 +10,7 @@ its answers and refusals beneath it, child runs nested where they started.
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,7 +21,6 @@ from agentdeck.bindings.transcript import (
     Transcript,
     describe_question,
     expected_hint,
-    one_line,
 )
 from agentdeck.cli.common import record_dict
 from agentdeck.model.content import DataBlock
@@ -30,6 +30,7 @@ from agentdeck.model.payloads import (
     AnswerRefused,
     ControlRequested,
     MessageCompleted,
+    NodeUpdated,
     RunCompleted,
     RunInterrupted,
     RunStarted,
@@ -221,15 +222,15 @@ def _items(node: RunNode, style: Style) -> list[_Item]:
                 else:
                     items.append(_Item(event.ts, f"{seq} {said}{_said(payload.text, s)}"))
             case ToolCallStarted():
-                args = one_line(payload.args, 80)
+                args = clip(payload.args, 80)
                 item = _Item(event.ts, f"{seq} {s.glyph('tool')} {payload.tool}({args}) …")
                 tools[payload.call_id] = (item, f"{s.glyph('tool')} {payload.tool}({args})")
                 items.append(item)
             case ToolCallCompleted():
                 if payload.error is not None:
-                    result = s.paint(f"{s.glyph('no')} {one_line(payload.error, 80)}", "red")
+                    result = s.paint(f"{s.glyph('no')} {clip(payload.error, 80)}", "red")
                 else:
-                    result = one_line(payload.result_preview, 80)
+                    result = clip(payload.result_preview, 80)
                 if payload.call_id in tools:
                     item, text = tools.pop(payload.call_id)
                     item.head = f"{item.head.split(' ', 1)[0]} {text} {s.glyph('result')} {result}"
@@ -237,9 +238,19 @@ def _items(node: RunNode, style: Style) -> list[_Item]:
                     items.append(
                         _Item(event.ts, f"{seq} {payload.tool} {s.glyph('result')} {result}")
                     )
+            case NodeUpdated():
+                step = f" (step {payload.step})" if payload.step is not None else ""
+                update = clip(payload.update, 160)
+                items.append(
+                    _Item(
+                        event.ts,
+                        f"{seq} {s.glyph('play')} node {s.paint(payload.node, 'bold')}{step}"
+                        + (f" {s.glyph('result')} {update}" if update else ""),
+                    )
+                )
             case RunInterrupted():
                 hint = expected_hint(payload)
-                question = f"{s.glyph('ask')} {describe_question(payload.payload)}"
+                question = f"{s.glyph('ask')} {clip(describe_question(payload.payload), 200)}"
                 head = (
                     f"{seq} {s.paint(question, 'magenta')}"
                     + (s.paint(f"  [{hint}]", "dim") if hint else "")
@@ -250,7 +261,7 @@ def _items(node: RunNode, style: Style) -> list[_Item]:
                 items.append(item)
             case AnswerRecorded():
                 line = s.paint(
-                    f"{s.glyph('ok')} answered {one_line(payload.value, 80)} by {payload.origin}",
+                    f"{s.glyph('ok')} answered {clip(payload.value, 80)} by {payload.origin}",
                     "green",
                 ) + s.paint(f"  #{event.seq}", "dim")
                 _under(questions, payload.interrupt_id, line, items, event)
@@ -309,14 +320,27 @@ def _line_for(event: Event, style: Style) -> str:
     return buffer.getvalue().strip().replace("\n", " ")
 
 
+def clip(value: Any, limit: int) -> str:
+    """``value`` on one line, cut at ``limit`` characters with a note saying how long it was,
+    so a 5 MB question or state update is a line of the tree and the reader knows more exists
+    (``runs show --json`` has every event whole)."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    flat = text.replace("\r", "").replace("\n", " ")
+    if len(flat) <= limit:
+        return flat
+    return f"{flat[: limit - 1]}… [{len(flat):,} characters; --json shows it whole]"
+
+
 def _said(text: str, style: Style) -> str:
-    return style.paint('"' + one_line(text, 120) + '"', "italic")
+    return style.paint('"' + clip(text, 120) + '"', "italic")
 
 
 def _blocks(blocks: list[Any]) -> str:
     if len(blocks) == 1 and isinstance(blocks[0], DataBlock):
-        return one_line(blocks[0].data, 160)
-    return one_line(blocks_text(blocks), 160)
+        return clip(blocks[0].data, 160)
+    return clip(blocks_text(blocks), 160)
 
 
 def _when(moment: datetime | None) -> str | None:

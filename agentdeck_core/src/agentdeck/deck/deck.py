@@ -167,6 +167,7 @@ class Deck:
             **options,
         )
         deck._sources = sources
+        deck._catalog.record_origins(sources.origins)  # errors then name the files
         return deck
 
     # ------------------------------------------------------------------------------- lifecycle
@@ -238,7 +239,11 @@ class Deck:
             session_factory=sessions,
             state_url=settings.state_url,
         )
-        engines = {engine.name: engine for engine in host.engines(request)}
+        # An empty catalog (a deck that only reads or signals a store, as the read-only CLI
+        # commands open) needs no engine: skipping them keeps the engine SDKs unimported there.
+        engines = (
+            {engine.name: engine for engine in host.engines(request)} if self._catalog.names else {}
+        )
         invocables: dict[str, Invocable] = {}
         for name in self._catalog.names:
             definition = self._catalog.resolve(name)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import ClassVar
@@ -362,8 +362,12 @@ class MemoryEventStore(EventStore):
         matches = run_filter(query)
         log = self._log
         with log.lock:
-            runs = candidates(log, query)
-            if after >= 0:
+            runs: Sequence[MemoryRun] = candidates(log, query)
+            if query.newest_first:
+                if after >= 0:
+                    runs = runs[: bisect_left(runs, after, key=ordinal)]
+                runs = runs[::-1]
+            elif after >= 0:
                 runs = runs[bisect_right(runs, after, key=ordinal) :]
             return run_page(
                 filter(matches, runs),

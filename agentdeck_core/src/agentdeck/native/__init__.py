@@ -73,7 +73,27 @@ asks another question -- ends with :class:`~agentdeck.errors.ReplayError`
 
 from __future__ import annotations
 
-from agentdeck.native.ctx import NativeWorkflowCtx
-from agentdeck.native.engine import NativeWorkflowEngine
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentdeck.native.ctx import NativeWorkflowCtx
+    from agentdeck.native.engine import NativeWorkflowEngine
 
 __all__ = ["NativeWorkflowCtx", "NativeWorkflowEngine"]
+
+# Resolved on first use: the host imports ``agentdeck.native.plugin`` (so this package) at every
+# plugin discovery, and a command that only reads a store must not pay for the engine's imports.
+_LAZY = {
+    "NativeWorkflowCtx": "agentdeck.native.ctx",
+    "NativeWorkflowEngine": "agentdeck.native.engine",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'agentdeck.native' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -76,7 +76,7 @@ from agentdeck.vocabulary import ControlVerb, ErrorCode, SafePoint, WaitKind
 
 __all__ = ["NativeWorkflowEngine", "input_value", "output_blocks"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("agentdeck.native")
 
 _BLOCK_TYPES = (TextBlock, ImageBlock, AudioBlock, ResourceBlock, DataBlock, UnknownBlock)
 

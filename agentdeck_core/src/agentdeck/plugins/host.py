@@ -29,7 +29,7 @@ from typing import Any, TypeVar, cast
 
 import pluggy
 
-from agentdeck.errors import ConfigError
+from agentdeck.errors import ConfigError, did_you_mean
 from agentdeck.plugins import hookspecs
 from agentdeck.plugins.hookspecs import PROJECT_NAME
 from agentdeck.plugins.listing import BrokenPlugin, DisabledPlugin, PluginInfo, provided_by
@@ -339,7 +339,8 @@ class PluginHost:
             offered = sorted(self._registry.table(kind.key))
             raise ConfigError(
                 f"no installed plugin provides {_a(kind.what)} named '{name}'; "
-                + (f"available: {', '.join(offered)}" if offered else "none is installed"),
+                + (f"available: {', '.join(offered)}" if offered else "none is installed")
+                + did_you_mean(name, offered),
                 setting=None,
                 accepted=offered,
             )

@@ -115,7 +115,9 @@ class RunQuery:
     """Filters for :meth:`EventStore.list_runs`. Every filter is answered from the index.
 
     ``namespace`` is always applied (``None`` is the default namespace, not "all") unless
-    ``all_namespaces`` is set, which only operator tools use. Results come oldest first.
+    ``all_namespaces`` is set, which only operator tools use. Results come oldest first (in
+    the order the runs were opened), or newest first with ``newest_first``; a cursor continues
+    the listing in the order of the page that returned it.
     """
 
     namespace: str | None = None
@@ -131,6 +133,8 @@ class RunQuery:
     wake_before: datetime | None = None
     limit: int = 100
     cursor: str | None = None
+    newest_first: bool = False
+    """List the most recently opened runs first (``agentdeck runs list`` does)."""
 
     def statuses(self) -> frozenset[RunStatus] | None:
         """:attr:`status` as a set (``None``: any status), however it was given."""
@@ -143,8 +147,8 @@ class RunQuery:
 
 @dataclass(frozen=True, slots=True)
 class RunPage:
-    """One page of :meth:`EventStore.list_runs`: the runs, oldest first, and the cursor of the
-    next page (``None`` on the last one)."""
+    """One page of :meth:`EventStore.list_runs`: the runs in the query's order, and the cursor
+    of the next page (``None`` on the last one)."""
 
     runs: list[RunRecord]
     next_cursor: str | None = None
@@ -246,7 +250,8 @@ class EventStore(ABC):
 
     @abstractmethod
     async def list_runs(self, query: RunQuery) -> RunPage:
-        """Runs matching ``query``, oldest first, ``query.limit`` per page with a cursor."""
+        """Runs matching ``query``, oldest first (newest first with ``query.newest_first``),
+        ``query.limit`` per page with a cursor."""
 
     @abstractmethod
     async def prune(self, query: PruneQuery) -> int:

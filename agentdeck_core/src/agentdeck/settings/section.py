@@ -30,7 +30,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
-from agentdeck.errors import ConfigError
+from agentdeck.errors import ConfigError, did_you_mean
 
 __all__ = [
     "SettingsSection",
@@ -208,6 +208,7 @@ def _config_error(
             problems.append(
                 f"'{key}' {origin} is not a setting of section '{section.section}'; "
                 f"accepted: {', '.join(section.model_fields)}"
+                f"{did_you_mean(key, list(section.model_fields))}"
             )
             first_setting = first_setting or setting
             continue

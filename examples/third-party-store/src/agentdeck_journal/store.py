@@ -323,7 +323,11 @@ class JournalEventStore(EventStore):
         after = decode_cursor(SCHEME, query.cursor) if query.cursor is not None else -1
         matches = run_filter(query)
         # Insertion order is open order.
-        runs = (run for run in self._runs.values() if run.ordinal > after)
+        if query.newest_first:
+            newest = reversed(self._runs.values())
+            runs = (run for run in newest if after < 0 or run.ordinal < after)
+        else:
+            runs = (run for run in self._runs.values() if run.ordinal > after)
         found = (run for run in runs if matches(run.record()))
         return run_page(found, limit, scheme=SCHEME, ordinal=_ordinal, record=_Run.record)
 

@@ -44,7 +44,7 @@ __all__ = [
     "validation_problem",
 ]
 
-log = logging.getLogger("agentdeck_http")
+log = logging.getLogger("agentdeck.http")
 
 INTERNAL: dict[str, Any] = {"detail": "internal error"}
 """The documented body of every 500."""

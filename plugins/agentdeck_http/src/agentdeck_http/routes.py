@@ -55,7 +55,12 @@ def native_router(served: Served) -> APIRouter:
         if pending and record.status is RunStatus.WAITING_ANSWER:
             state = await exposure.service.state(run_id)
             interrupts = [InterruptView.of(interrupt) for interrupt in state.interrupts]
-        return RunView.of(record, interrupts)
+        ending = None
+        if pending and record.status in (RunStatus.COMPLETED, RunStatus.FAILED):
+            # A finished run's result is in its last event: read it, so a client polling
+            # GET /runs/{id} needs no event stream to get what the run produced.
+            ending = (await exposure.service.logged_ending(run_id)).payload
+        return RunView.of(record, interrupts, ending=ending)
 
     def scoped(caller: Principal, requested: str | None, run_id: str) -> str | None:
         namespace = caller.namespace(requested)

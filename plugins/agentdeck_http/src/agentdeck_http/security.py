@@ -37,7 +37,7 @@ __all__ = [
     "too_large",
 ]
 
-log = logging.getLogger("agentdeck_http")
+log = logging.getLogger("agentdeck.http")
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentdeck.model.payloads import RunCompleted, RunFailed
 from agentdeck.model.status import OpenInterrupt
 from agentdeck.ports import RunRecord
 from agentdeck.vocabulary import RunStatus
@@ -134,6 +135,13 @@ class InterruptView(BaseModel):
         )
 
 
+class RunErrorView(BaseModel):
+    """A failed run's error code and message, from its ``run.failed`` event."""
+
+    code: str
+    message: str
+
+
 class RunView(BaseModel):
     """A run as the server reports it: identity and folded status."""
 
@@ -152,9 +160,33 @@ class RunView(BaseModel):
     pending: list[InterruptView] = Field(
         default_factory=list, description="open questions (only on a single run's view)"
     )
+    output: list[dict[str, Any]] | None = Field(
+        default=None,
+        description=(
+            "a completed run's output: the content blocks of its run.completed event "
+            "(only on a single run's view; null until the run completes)"
+        ),
+    )
+    error: RunErrorView | None = Field(
+        default=None, description="why a failed run failed (only on a single run's view)"
+    )
 
     @classmethod
-    def of(cls, record: RunRecord, pending: list[InterruptView] | None = None) -> RunView:
+    def of(
+        cls,
+        record: RunRecord,
+        pending: list[InterruptView] | None = None,
+        *,
+        ending: object | None = None,
+    ) -> RunView:
+        """The view of ``record``; ``ending`` (its ``run.completed`` / ``run.failed`` payload,
+        for a single run's view) fills ``output`` or ``error``."""
+        output = None
+        error = None
+        if isinstance(ending, RunCompleted):
+            output = [block.model_dump(mode="json") for block in ending.output]
+        elif isinstance(ending, RunFailed):
+            error = RunErrorView(code=str(ending.error_code), message=ending.message)
         return cls(
             id=record.run_id,
             name=record.name,
@@ -169,6 +201,8 @@ class RunView(BaseModel):
             last_seq=record.last_seq,
             wake_at=record.wake_at,
             pending=pending or [],
+            output=output,
+            error=error,
         )
 
 

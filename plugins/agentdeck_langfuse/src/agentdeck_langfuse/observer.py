@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LangfuseObserver"]
 
-log = logging.getLogger("agentdeck_langfuse")
+log = logging.getLogger("agentdeck.langfuse")
 
 FLUSH_SECONDS = 5.0
 """The longest :meth:`LangfuseObserver.close` waits for the exporter before giving up."""

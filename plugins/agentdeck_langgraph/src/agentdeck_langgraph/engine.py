@@ -105,7 +105,7 @@ from agentdeck_langgraph.workflow import RunRef, Workflow
 
 __all__ = ["LangGraphEngine"]
 
-log = logging.getLogger("agentdeck_langgraph")
+log = logging.getLogger("agentdeck.langgraph")
 
 STREAM_MODES: tuple[StreamMode, ...] = ("updates", "checkpoints")
 """What the engine asks LangGraph to stream; custom writes and tokens take :mod:`.live`."""

@@ -41,7 +41,7 @@ from agentdeck_otel.settings import OTelSettings
 
 __all__ = ["Resolution", "resolve"]
 
-log = logging.getLogger("agentdeck_otel")
+log = logging.getLogger("agentdeck.otel")
 
 SUPPORTED_PROTOCOL = "http/protobuf"
 _TRUE = frozenset({"true", "1", "yes", "on"})

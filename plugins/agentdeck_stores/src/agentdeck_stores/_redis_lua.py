@@ -273,24 +273,42 @@ return record(ARGV[1], holder) or {}
 # Walks one group of zsets scored by open order, merged, in chunks: `visit` is called with each
 # run id in order after `after`; it returns true to stop. Used by listing and pruning.
 _WALK = """
-local function walk(keys, after, chunk, visit)
+local function walk(keys, after, chunk, visit, descending)
+  -- Members of the sorted sets ``keys`` beyond score ``after``, merged in score order
+  -- (highest first when ``descending``; ``after`` is then '+inf' for the first page).
   local cursor = after
   while true do
     local batch = {}
     local bound = nil
     for _, key in ipairs(keys) do
-      local got = redis.call('ZRANGEBYSCORE', key, '(' .. cursor, '+inf', 'WITHSCORES',
-        'LIMIT', 0, chunk)
+      local got
+      if descending then
+        got = redis.call('ZREVRANGEBYSCORE', key, '(' .. cursor, '-inf', 'WITHSCORES',
+          'LIMIT', 0, chunk)
+      else
+        got = redis.call('ZRANGEBYSCORE', key, '(' .. cursor, '+inf', 'WITHSCORES',
+          'LIMIT', 0, chunk)
+      end
       for i = 1, #got, 2 do batch[#batch + 1] = {tonumber(got[i + 1]), got[i]} end
       if #got == 2 * chunk then
         local last = tonumber(got[#got])
-        if bound == nil or last < bound then bound = last end
+        if bound == nil or (descending and last > bound) or (not descending and last < bound)
+        then
+          bound = last
+        end
       end
     end
     if #batch == 0 then return end
-    table.sort(batch, function(a, b) return a[1] < b[1] end)
+    if descending then
+      table.sort(batch, function(a, b) return a[1] > b[1] end)
+    else
+      table.sort(batch, function(a, b) return a[1] < b[1] end)
+    end
     for _, item in ipairs(batch) do
-      if bound ~= nil and item[1] > bound then break end
+      if bound ~= nil and ((descending and item[1] < bound) or
+          (not descending and item[1] > bound)) then
+        break
+      end
       cursor = item[1]
       if visit(item[2], item[1]) then return end
     end
@@ -304,14 +322,15 @@ LIST_RUNS = (
     + _WALK
     + """
 -- KEYS: the index keys of every candidate source, group after group
--- ARGV: prefix, after ord, wanted (limit + 1), budget (runs examined), number of filter pairs,
---       the filter pairs..., then per source group: kind ('o' open order | 'w' wake time),
---       number of its keys
+-- ARGV: prefix, after ord ('+inf' for a first newest-first page), wanted (limit + 1), budget
+--       (runs examined), order ('asc' | 'desc'), number of filter pairs, the filter pairs...,
+--       then per source group: kind ('o' open order | 'w' wake time), number of its keys
 local prefix, after, wanted, budget = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]),
   tonumber(ARGV[4])
-local nfilters = tonumber(ARGV[5])
+local descending = ARGV[5] == 'desc'
+local nfilters = tonumber(ARGV[6])
 local f = {}
-for i = 6, 5 + 2 * nfilters, 2 do f[ARGV[i]] = ARGV[i + 1] end
+for i = 7, 6 + 2 * nfilters, 2 do f[ARGV[i]] = ARGV[i + 1] end
 local statuses = nil
 if f.st then
   statuses = {}
@@ -319,7 +338,7 @@ if f.st then
 end
 
 local groups = {}
-local position, k = 6 + 2 * nfilters, 1
+local position, k = 7 + 2 * nfilters, 1
 while position <= #ARGV do
   local group = {kind = ARGV[position], keys = {}}
   for i = 1, tonumber(ARGV[position + 1]) do group.keys[i] = KEYS[k]; k = k + 1 end
@@ -359,7 +378,7 @@ local out = {'done', ''}
 local found, examined = 0, 0
 local function visit(run_id, ord)
   if examined >= budget then
-    out[1], out[2] = 'budget', tostring(ord - 1)
+    out[1], out[2] = 'budget', tostring(descending and ord + 1 or ord - 1)
     return true
   end
   examined = examined + 1
@@ -379,16 +398,22 @@ end
 
 if best == nil then return out end
 if best.kind == 'o' then
-  walk(best.keys, after, 200, visit)
+  walk(best.keys, after, 200, visit, descending)
 else
   local due = {}
   for _, key in ipairs(best.keys) do
     for _, run_id in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', '(' .. f.wb)) do
       local ord = tonumber(redis.call('HGET', prefix .. 'run:' .. run_id, 'ord'))
-      if ord and ord > after then due[#due + 1] = {ord, run_id} end
+      if ord and ((descending and ord < after) or (not descending and ord > after)) then
+        due[#due + 1] = {ord, run_id}
+      end
     end
   end
-  table.sort(due, function(a, b) return a[1] < b[1] end)
+  if descending then
+    table.sort(due, function(a, b) return a[1] > b[1] end)
+  else
+    table.sort(due, function(a, b) return a[1] < b[1] end)
+  end
   for _, item in ipairs(due) do
     if visit(item[2], item[1]) then break end
   end

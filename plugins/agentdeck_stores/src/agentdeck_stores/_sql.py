@@ -470,12 +470,12 @@ def list_sql(
         where.append(f"wake_at IS NOT NULL AND wake_at < {mark}")
         params.append(moment(query.wake_before))
     if after is not None:
-        where.append(f"ordinal > {mark}")
+        where.append(f"ordinal {'<' if query.newest_first else '>'} {mark}")
         params.append(after)
     sql = f"SELECT {RUN_COLUMNS} FROM agentdeck_runs"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    sql += f" ORDER BY ordinal LIMIT {mark}"
+    sql += f" ORDER BY ordinal{' DESC' if query.newest_first else ''} LIMIT {mark}"
     params.append(limit + 1)
     return sql, params
 

@@ -100,7 +100,7 @@ _LIST_BUDGET = 2000
 """Runs one listing script call examines before handing control back (keeps Redis responsive)."""
 _PRUNE_BATCH = 200
 """Runs one pruning script call deletes at most (each deletion is atomic on its own)."""
-_log = logging.getLogger("agentdeck_stores.redis")
+_log = logging.getLogger("agentdeck.stores.redis")
 
 
 # =========================================================================== helpers
@@ -109,6 +109,10 @@ _log = logging.getLogger("agentdeck_stores.redis")
 def _setting(config: Any, name: str) -> str | None:
     """One value from a ``CONFIG GET`` reply (keys are bytes or str by protocol)."""
     return as_text(config.get(name) or config.get(name.encode()))
+
+
+_NEWEST = 2**52
+"""Where a newest-first listing starts: above every ordinal a store will hand out."""
 
 
 def _entry_id(seq: int) -> str:
@@ -623,7 +627,10 @@ class RedisEventStore(RedisBackend, EventStore):
 
     async def list_runs(self, query: RunQuery) -> RunPage:
         limit = checked_limit(query)
-        after = decode_cursor(BACKEND, query.cursor) if query.cursor is not None else -1
+        if query.cursor is not None:
+            after = decode_cursor(BACKEND, query.cursor)
+        else:
+            after = _NEWEST if query.newest_first else -1
         filters, groups = self._plan(query)
         keys = [key for _, group in groups for key in group]
         spec: list[str | int] = []
@@ -641,6 +648,7 @@ class RedisEventStore(RedisBackend, EventStore):
                         after,
                         wanted - len(found),
                         _LIST_BUDGET,
+                        "desc" if query.newest_first else "asc",
                         len(filters),
                         *flat_filters,
                         *spec,

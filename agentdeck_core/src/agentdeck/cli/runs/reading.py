@@ -9,6 +9,7 @@ answered yet. None of them needs the run's engine.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from agentdeck.bindings.transcript import Style
 from agentdeck.cli import Command
@@ -60,9 +61,23 @@ def _configure_list(parser: argparse.ArgumentParser) -> None:
         "--since", metavar="DURATION", help="only runs created within DURATION (30m, 2h, 7d)"
     )
     parser.add_argument(
-        "--limit", type=int, default=100, help="at most this many runs, oldest first (default 100)"
+        "--limit",
+        type=_positive,
+        default=100,
+        help="at most this many runs, newest first (default 100)",
     )
-    add_json_option(parser, "print the runs as a JSON list")
+    parser.add_argument(
+        "--cursor",
+        metavar="CURSOR",
+        help="continue a listing where the previous one ended (the CURSOR its 'more' line gave)",
+    )
+    parser.add_argument(
+        "--oldest-first", action="store_true", help="list the oldest runs first instead"
+    )
+    add_json_option(
+        parser,
+        'print JSON: {"runs": [...], "next_cursor": CURSOR or null}',
+    )
     add_state_options(parser)
 
 
@@ -76,7 +91,8 @@ async def _list(args: argparse.Namespace) -> int:
     async with open_deck(args) as deck:
         store = runtime_of(deck).store
         records: list[RunRecord] = []
-        cursor: str | None = None
+        cursor: str | None = args.cursor
+        more: str | None = None
         while len(records) < args.limit:
             page = await store.list_runs(
                 RunQuery(
@@ -87,21 +103,36 @@ async def _list(args: argparse.Namespace) -> int:
                     created_after=SystemClock().now() - since if since is not None else None,
                     limit=min(args.limit - len(records), 500),
                     cursor=cursor,
+                    newest_first=not args.oldest_first,
                 )
             )
             records.extend(page.runs)
-            if page.next_cursor is None:
+            more = page.next_cursor
+            if more is None:
                 break
-            cursor = page.next_cursor
+            cursor = more
     if out.as_json:
-        out.json([record_dict(record) for record in records])
+        out.json({"runs": [record_dict(record) for record in records], "next_cursor": more})
         return EXIT_OK
     if not records:
         where = "any namespace" if args.all_namespaces else _namespace_label(args.namespace)
         out.line(f"no runs in {where} ({describe_state(state_settings(args))})")
         return EXIT_OK
     _print_runs(out, records, namespaces=args.all_namespaces)
+    if more is not None:
+        # On standard error, so a piped table stays a table.
+        print(f"more: --cursor {more}", file=sys.stderr)
     return EXIT_OK
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of runs (1 or more)")
+    return number
 
 
 def _print_runs(out: Output, records: list[RunRecord], *, namespaces: bool) -> None:

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from agentdeck.model.clock import ManualClock
 from agentdeck.model.payloads import (
+    RunCompleted,
     RunInterrupted,
     RunPaused,
 )
@@ -93,6 +94,48 @@ class ListingTests(StoreKitBase):
             cursor = page.next_cursor
         assert pages == 3
         assert seen == opened
+
+    async def test_listing_pages_newest_first_with_a_cursor(
+        self, store: EventStore, clock: ManualClock
+    ) -> None:
+        opened = []
+        for n in range(25):
+            if n % 2:
+                clock.advance(1)
+            opened.append(await self._open(store, namespace="newest"))
+        seen: list[str] = []
+        cursor: str | None = None
+        while True:
+            page = await store.list_runs(
+                RunQuery(namespace="newest", limit=10, cursor=cursor, newest_first=True)
+            )
+            assert len(page.runs) == (10 if page.next_cursor else 5)
+            seen.extend(record.run_id for record in page.runs)
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        assert seen == opened[::-1]
+        # Filters apply as they do oldest first; the newest matching run leads.
+        await store.append(opened[3], [RunCompleted()])
+        await store.append(opened[20], [RunCompleted()])
+        done = await store.list_runs(
+            RunQuery(namespace="newest", status=RunStatus.COMPLETED, newest_first=True)
+        )
+        assert [r.run_id for r in done.runs] == [opened[20], opened[3]]
+        one = await store.list_runs(
+            RunQuery(namespace="newest", status=RunStatus.COMPLETED, newest_first=True, limit=1)
+        )
+        assert [r.run_id for r in one.runs] == [opened[20]] and one.next_cursor is not None
+        rest = await store.list_runs(
+            RunQuery(
+                namespace="newest",
+                status=RunStatus.COMPLETED,
+                newest_first=True,
+                limit=1,
+                cursor=one.next_cursor,
+            )
+        )
+        assert [r.run_id for r in rest.runs] == [opened[3]] and rest.next_cursor is None
 
     async def test_a_page_filled_exactly_reports_no_further_page(self, store: EventStore) -> None:
         for _ in range(4):

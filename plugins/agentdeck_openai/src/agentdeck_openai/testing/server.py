@@ -42,7 +42,7 @@ API_KEY = "sk-loopback"
 MODEL = "loopback-model"
 """The model name the pytest plugin's settings use; any name is accepted and echoed."""
 
-_log = logging.getLogger(__name__)
+_log = logging.getLogger("agentdeck.openai.loopback")
 _STOP_TIMEOUT = 5.0
 
 
