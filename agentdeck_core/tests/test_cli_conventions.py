@@ -60,11 +60,11 @@ def test_bash_completes_commands_subcommands_options_and_choices(bash_script: Pa
 def test_zsh_and_fish_scripts_name_every_command() -> None:
     zsh, fish = completion_script("zsh"), completion_script("fish")
     assert zsh.startswith("#compdef agentdeck\n")
-    assert "'agentdeck runs' 'list show tail answer signal prune'" in zsh
+    assert "'agentdeck runs' 'list show tail answer signal retry fork prune'" in zsh
     assert "compdef _agentdeck_complete agentdeck" in zsh
     assert (
         "complete -c agentdeck -n '__fish_seen_subcommand_from runs; and not "
-        "__fish_seen_subcommand_from list show tail answer signal prune' -a prune"
+        "__fish_seen_subcommand_from list show tail answer signal retry fork prune' -a prune"
     ) in fish
     assert (
         "complete -c agentdeck -n '__fish_seen_subcommand_from runs; and "
