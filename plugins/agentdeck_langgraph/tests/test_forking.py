@@ -4,11 +4,9 @@ after it (LangGraph's time travel, from the run's log)."""
 
 from __future__ import annotations
 
-import asyncio
 import operator
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -19,7 +17,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send
 
 from agentdeck import Deck, ForkUnsupportedError, InvalidInputError, RunFailedError, Settings
-from agentdeck.cli import main
 from agentdeck.model.payloads import ForkOrigin, NodeUpdated, RunStarted
 from agentdeck_langgraph import Workflow
 
@@ -167,27 +164,6 @@ async def test_a_step_the_log_does_not_hold_is_refused_and_an_entrypoint_does_no
     with pytest.raises(ForkUnsupportedError) as unsupported:
         await deck.runs.fork(run.id, at=0)
     assert unsupported.value.engine == "langgraph"
-
-
-async def test_runs_show_prints_where_a_fork_came_from(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    url = f"sqlite:///{tmp_path / 'state.db'}"
-    monkeypatch.setenv("AGENTDECK_STATE", url)
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    settings = Settings(env={"AGENTDECK_STATE": url})
-    async with Deck(workflows=[Workflow("chat", chat_graph())], settings=settings) as deck:
-        original = await deck.runs.start("chat", {"question": "refunds"})
-        await original
-        fork = await deck.runs.fork(original.id, at=1)
-        await fork
-
-    status = await asyncio.to_thread(main, ["runs", "show", fork.id])
-
-    out = capsys.readouterr().out
-    assert status == 0
-    assert f"forked from run {original.id} at step 1" in out
-    assert "SECOND ANSWER" in out
 
 
 class Fanned(TypedDict, total=False):
