@@ -35,6 +35,10 @@ class BackendRequest:
     url: str
     settings: Settings | None = None
     clock: Clock = field(default_factory=SystemClock)
+    read_only: bool = False
+    """The caller only reads (``runs list``/``show``/``tail``, the console's reads): the backend
+    must not create a file, a directory or a schema, and must not write. A store that does not
+    exist yet is reported, not made."""
 
 
 # =========================================================================== sessions, checkpoints
