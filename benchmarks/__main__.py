@@ -1,7 +1,9 @@
-"""Run the benchmark rows: ``python -m benchmarks [--smoke] [-k SUBSTRING]``.
+"""Run the benchmark rows: ``python -m benchmarks [--smoke] [-k SUBSTRING] [--compare SAVED]``.
 
 Prints a table and writes ``benchmarks/results/<UTC timestamp>-<commit>.json``. A full run exits
 1 when a row exceeds its budget; ``--smoke`` runs a few short rounds and enforces no budget.
+``--compare SAVED.json`` also holds every row against an earlier results file and marks the ones
+more than 20% worse (benchmarks/compare.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks import REGISTRY, Measurement, measure
+from benchmarks.compare import SavedResultsError, compare, load_saved, print_comparison
 
 HERE = Path(__file__).resolve().parent
 FULL = {"rounds": 25, "batch_seconds": 0.02}
@@ -149,7 +152,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="few short rounds, no budgets")
     parser.add_argument("-k", dest="pattern", default="", help="only rows whose name contains this")
     parser.add_argument("--results-dir", type=Path, default=HERE / "results")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="SAVED.json",
+        help="mark rows more than 20%% worse than in this earlier results file",
+    )
     args = parser.parse_args(argv)
+    saved = None
+    if args.compare is not None:
+        # Read before measuring: a wrong path should not cost a ten-minute run.
+        try:
+            saved = load_saved(args.compare)
+        except SavedResultsError as error:
+            print(f"benchmarks: {error}", file=sys.stderr)
+            return 2
 
     load_rows()
     rows = [row for name, row in sorted(REGISTRY.items()) if args.pattern in name]
@@ -172,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         results, smoke=args.smoke, out_dir=args.results_dir, reference=(before, after)
     )
     print(f"results: {path}")
+    if saved is not None:
+        print_comparison(compare(results, saved), saved_path=args.compare)
     short = [m.name for m in results if not m.within_budget]
     if short and not args.smoke:
         print(f"falls short of budget: {', '.join(short)}", file=sys.stderr)
