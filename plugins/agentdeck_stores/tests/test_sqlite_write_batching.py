@@ -132,8 +132,11 @@ class Ports:
         return int(row[0])
 
 
-def _writer_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("agentdeck-sqlite-writer:")]
+def _writer_threads(path: Path) -> list[threading.Thread]:
+    """The writer threads of one file. Counted per file: an earlier test's writer may still be
+    finishing its last line while this test starts, and must not shift the count."""
+    name = f"agentdeck-sqlite-writer:{path}"
+    return [t for t in threading.enumerate() if t.name == name]
 
 
 @pytest.fixture
@@ -145,20 +148,19 @@ async def ports(sqlite_path: Path) -> AsyncIterator[Ports]:
 
 
 async def test_the_ports_on_one_file_write_through_one_thread(sqlite_path: Path) -> None:
-    before = len(_writer_threads())
     ports = Ports(f"sqlite:///{sqlite_path}")
     await ports.open()
     assert ports.store._writer is ports.control._writer is ports.leases._writer
-    assert len(_writer_threads()) == before + 1
+    assert len(_writer_threads(sqlite_path)) == 1
     await ports.store.close()
     await ports.control.close()
-    assert len(_writer_threads()) == before + 1  # the lease port still writes through it
+    assert len(_writer_threads(sqlite_path)) == 1  # the lease port still writes through it
     await ports.leases.close()
     for _ in range(200):  # stopped() resolves just before the thread's last line returns
-        if len(_writer_threads()) == before:
+        if not _writer_threads(sqlite_path):
             break
         await asyncio.sleep(0.005)
-    assert len(_writer_threads()) == before
+    assert _writer_threads(sqlite_path) == []
 
 
 async def test_a_lease_and_an_append_issued_together_commit_once(ports: Ports) -> None:
