@@ -9,7 +9,7 @@ saved value is marked.
 "Worse" follows the row's unit: a lower rate for ``per_s`` floors, a higher value for every
 ceiling. The change is measured against the saved value's magnitude, but never against less
 than :data:`SCALE_FLOOR` of the row's budget: an overhead row (``us``) whose saved value is
-+0.02 µs would otherwise be "60% worse" at +0.03 µs, which is noise, not a regression.
++0.02 µs would otherwise be "50% worse" at +0.03 µs, which is noise, not a regression.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import FLOOR_UNITS, Measurement
+from benchmarks import Measurement
 
 __all__ = ["SCALE_FLOOR", "WORSE_BY", "Comparison", "compare", "load_saved", "print_comparison"]
 
@@ -66,11 +66,11 @@ def load_saved(path: Path) -> dict[str, dict[str, Any]]:
     return saved
 
 
-def _change(unit: str, budget: float, saved: float, now: float) -> float:
-    scale = max(abs(saved), abs(budget) * SCALE_FLOOR)
+def _change(m: Measurement, saved: float) -> float:
+    scale = max(abs(saved), abs(m.budget) * SCALE_FLOOR)
     if scale == 0:
         return 0.0
-    worse_by = (saved - now) if unit in FLOOR_UNITS else (now - saved)
+    worse_by = (saved - m.value) if m.floor else (m.value - saved)
     return worse_by / scale
 
 
@@ -84,7 +84,7 @@ def compare(results: list[Measurement], saved: dict[str, dict[str, Any]]) -> lis
             comparisons.append(Comparison(m.name, m.unit, None, m.value, None))
             continue
         before = float(row["value"])
-        change = _change(m.unit, m.budget, before, m.value)
+        change = _change(m, before)
         comparisons.append(Comparison(m.name, m.unit, before, m.value, change))
     measured = {m.name for m in results}
     for name, row in sorted(saved.items()):
