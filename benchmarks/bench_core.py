@@ -140,7 +140,7 @@ class _Loop:
 
     def deck(self, state: str | None) -> Deck:
         """An open deck of this module's workflows on ``state`` (memory when ``None``)."""
-        env = {"AGENTDECK_STATE": state} if state is not None else {}
+        env = {"AGENTDECK_STATE": state if state is not None else "memory://"}
         deck = Deck(workflows=[trivial, approval], observers=(), settings=Settings(env=env))
         self.run(deck.open())
         self.decks.append(deck)

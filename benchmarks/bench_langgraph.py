@@ -93,7 +93,10 @@ def _event_loop() -> asyncio.AbstractEventLoop:
 
 def _deck_run() -> Callable[[], object]:
     loop = _event_loop()
-    deck = Deck(workflows=[Workflow("pipeline", _graph())], settings=Settings())
+    deck = Deck(
+        workflows=[Workflow("pipeline", _graph())],
+        settings=Settings(env={"AGENTDECK_STATE": "memory://"}),
+    )
     loop.run_until_complete(deck.open())
 
     def run() -> object:

@@ -40,9 +40,13 @@ def slow_observers_cost_nothing() -> Pair:
     warnings.simplefilter("ignore")
     loop = asyncio.new_event_loop()
     observed = Deck(
-        workflows=[chatty], settings=Settings(), observers=[SleepsOneSecond(), AlwaysRaises()]
+        workflows=[chatty],
+        settings=Settings(env={"AGENTDECK_STATE": "memory://"}),
+        observers=[SleepsOneSecond(), AlwaysRaises()],
     )
-    bare = Deck(workflows=[chatty], settings=Settings(), observers=())
+    bare = Deck(
+        workflows=[chatty], settings=Settings(env={"AGENTDECK_STATE": "memory://"}), observers=()
+    )
     loop.run_until_complete(observed.open())
     loop.run_until_complete(bare.open())
 

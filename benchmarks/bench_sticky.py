@@ -57,7 +57,11 @@ class _Sleepers:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self.deck = Deck(workflows=[naps_forever], observers=(), settings=Settings(env={}))
+        self.deck = Deck(
+            workflows=[naps_forever],
+            observers=(),
+            settings=Settings(env={"AGENTDECK_STATE": "memory://"}),
+        )
         self.loop.run_until_complete(self.deck.open())
         atexit.register(self.close)
 

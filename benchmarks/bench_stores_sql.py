@@ -40,11 +40,11 @@ from agentdeck.model.clock import SystemClock
 from agentdeck.model.events import Event
 from agentdeck.model.payloads import RunCompleted, RunInterrupted, TextDelta
 from agentdeck.ports import BackendRequest, EventStore, RunQuery
+from agentdeck.sqlite.events import READ_LOG
+from agentdeck.sqlite.store import SqliteEventStore
 from agentdeck.testing import new_run
 from agentdeck.vocabulary import RunStatus
-from agentdeck_stores._sqlite_events import READ_LOG
 from agentdeck_stores.postgres import PostgresEventStore
-from agentdeck_stores.sqlite import SqliteEventStore
 from benchmarks import Pair, bench
 
 _T = TypeVar("_T")

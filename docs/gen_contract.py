@@ -43,6 +43,7 @@ FAMILIES = (
     ("control", "Control and leases"),
     ("engines", "Engines"),
     ("surfaces", "Observers and bindings"),
+    ("execution", "Where runs execute"),
     ("backends", "Backend requests, sessions and checkpoints"),
 )
 """The modules of ``agentdeck.ports``, in page order, with their section titles."""

@@ -85,6 +85,35 @@ def test_reading_commands_import_no_engine_sdk(arguments: list[str], state_url: 
     assert not loaded, f"agentdeck {' '.join(arguments)} imported {sorted(loaded)}"
 
 
+DECK_AND_RUNTIME = {
+    "agentdeck.deck.deck",
+    "agentdeck.deck.service",
+    "agentdeck.runtime.runtime",
+    "agentdeck.runtime.liveness",
+}
+"""What acting on runs goes through; reading them goes around it (no deck, so no sweep)."""
+SERVING_AND_EXPORTING = {"fastapi", "starlette", "uvicorn", "opentelemetry", "langfuse"}
+"""What plugins register but a reader never builds: their registration stays cheap."""
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [["runs", "list", "--json"], ["runs", "list"], ["runs", "show", RUN_ID, "--json"]],
+    ids=" ".join,
+)
+def test_reading_commands_import_no_deck_runtime_server_or_exporter(
+    arguments: list[str], state_url: str
+) -> None:
+    loaded = imported(arguments, state_url)
+    assert not loaded & DECK_AND_RUNTIME, sorted(loaded & DECK_AND_RUNTIME)
+    roots = {name.split(".")[0] for name in loaded}
+    assert not roots & SERVING_AND_EXPORTING, sorted(roots & SERVING_AND_EXPORTING)
+    if arguments == ["runs", "list", "--json"]:
+        # Nothing to render: neither the transcript's styles nor a subcommand it did not name.
+        assert "agentdeck.bindings.transcript" not in loaded
+        assert not {"agentdeck.cli.runs.acting", "agentdeck.cli.runs.fork"} & loaded
+
+
 def test_answering_imports_no_engine_sdk(state_url: str) -> None:
     """A run that asks nothing refuses the answer (status 1), after the same reads and the
     same deck an accepted answer goes through."""

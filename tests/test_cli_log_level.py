@@ -3,10 +3,14 @@ the `agentdeck.*` debug lines appear only when asked for."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from agentdeck import Deck
+from agentdeck.settings import Settings
 
 
 def run_command(*arguments: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -19,8 +23,16 @@ def run_command(*arguments: str, env: dict[str, str]) -> subprocess.CompletedPro
     )
 
 
+async def create_store(url: str) -> None:
+    """Open (and so create) the store once: a read command never creates a named one."""
+    async with Deck(settings=Settings(env={"AGENTDECK_STATE": url}), observers=()):
+        pass
+
+
 def test_log_level_before_or_after_the_command(tmp_path: Path) -> None:
-    env = {**os.environ, "AGENTDECK_STATE": f"sqlite:///{tmp_path / 'state.db'}"}
+    url = f"sqlite:///{tmp_path / 'state.db'}"
+    asyncio.run(create_store(url))
+    env = {**os.environ, "AGENTDECK_STATE": url}
     quiet = run_command("runs", "list", env=env)
     assert "DEBUG" not in quiet.stderr
     for arguments in (["--log-level", "DEBUG", "runs", "list"], ["runs", "list", "-vv"]):

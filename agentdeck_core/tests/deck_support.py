@@ -1,5 +1,6 @@
-"""Shared helpers for the Deck tests: a plugin host with the memory backends and the scripted
-(model-free) engine, and a deck factory on a manual clock. Loaded by path (importlib mode)."""
+"""Shared helpers for the Deck tests: a plugin host with the core's backends and the scripted
+(model-free) engine, and a deck factory on a manual clock and ``memory://`` state. Loaded by
+path (importlib mode)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from agentdeck.memory import plugin as memory_plugin
 from agentdeck.plugins.hookspecs import RegisterEngine
 from agentdeck.plugins.host import PluginHost
 from agentdeck.settings import Settings
+from agentdeck.sqlite import plugin as sqlite_plugin
 from agentdeck.testing import ScriptedEngine
 
 
@@ -22,8 +24,13 @@ class ScriptedEnginePlugin:
 
 
 def host(*extra: object) -> PluginHost:
+    """The core's backends (memory, and SQLite for a deck left on the default state) and the
+    scripted engine."""
     return PluginHost.from_plugins(
-        ("memory", memory_plugin), ("scripted", ScriptedEnginePlugin()), *extra
+        ("memory", memory_plugin),
+        ("sqlite", sqlite_plugin),
+        ("scripted", ScriptedEnginePlugin()),
+        *extra,
     )
 
 
@@ -36,7 +43,8 @@ def deck(
 ) -> Deck:
     return Deck(
         workflows=workflows,
-        settings=Settings(env=env or {}),
+        # The memory backends this host offers (tests of the default state file are their own).
+        settings=Settings(env={"AGENTDECK_STATE": "memory://", **(env or {})}),
         plugins=options.pop("plugins", None) or host(),
         clock=clock or ManualClock(),
         observers=options.pop("observers", ()),

@@ -81,13 +81,13 @@ async def test_retry_and_fork_from_the_command_line_reuse_steps_and_show_their_o
         assert retried["retry_of"] == failed.id and retried["status"] == "completed"
         assert calls.read_text().split() == ["step3", "step4", "step5"]
 
-        status, out, err = await cli(capsys, "runs", "show", retried["run_id"])
+        status, out, err = await cli(capsys, "runs", "show", retried["id"])
         assert status == 0, err
         assert f"retry of run {failed.id}" in out
 
         calls.write_text("")
         status, out, err = await cli(
-            capsys, "runs", "fork", retried["run_id"], "--at", "4", "--project", str(project)
+            capsys, "runs", "fork", retried["id"], "--at", "4", "--project", str(project)
         )
         assert status == 0, err
         assert calls.read_text().split() == ["step5"]
@@ -96,7 +96,7 @@ async def test_retry_and_fork_from_the_command_line_reuse_steps_and_show_their_o
         assert await (await deck.runs.get(fork_id)) == 15
 
         status, out, err = await cli(capsys, "runs", "show", fork_id)
-        assert f"forked from run {retried['run_id']} at step 4" in out
+        assert f"forked from run {retried['id']} at step 4" in out
 
         status, out, err = await cli(
             capsys, "runs", "fork", failed.id, "--at", "9", "--project", str(project)

@@ -23,7 +23,7 @@ import pytest
 import agentdeck
 from agentdeck import Deck, WorkflowCtx, workflow
 from agentdeck.cli import main
-from agentdeck.cli.common import parse_duration, state_settings
+from agentdeck.cli.common import parse_duration, runtime_of, state_settings
 from agentdeck.deck.runs import Run
 from agentdeck.errors import InvalidInputError, RunSuspendedError
 from agentdeck.memory import plugin as memory_plugin
@@ -37,6 +37,7 @@ from agentdeck.model.payloads import (
 from agentdeck.native import plugin as native_plugin
 from agentdeck.plugins.hookspecs import RegisterEngine
 from agentdeck.plugins.host import PluginHost
+from agentdeck.ports import LeaseState
 from agentdeck.settings import Settings
 from agentdeck.testing import ScriptedEngine
 from agentdeck.testing.engine_kit import Ask, Complete, Script, Yield
@@ -338,8 +339,8 @@ async def test_show_json_carries_events_children_pending_control_and_open_questi
     [shown_child] = tree["children"]
     assert shown_child["run"]["id"] == child.id
     assert shown_child["run"]["parent_run_id"] == outer.id
-    assert [i["interrupt_id"] for i in shown_child["open_interrupts"]] == ["ask-0"]
-    assert shown_child["open_interrupts"][0]["expected"]["options"] == ["y", "n"]
+    assert [i["interrupt_id"] for i in shown_child["pending"]] == ["ask-0"]
+    assert shown_child["pending"][0]["expected"]["options"] == ["y", "n"]
     assert [(c["verb"], c["reason"]) for c in shown_child["pending_control"]] == [
         ("pause", "lunch")
     ]
@@ -439,12 +440,12 @@ async def test_json_value_answers_a_typed_question(
     assert as_text.status == 1 and "does not match the expected schema" in as_text.err
     assert as_json.status == 0
     assert as_json.json() == {
-        "run_id": run.id,
+        "id": run.id,
         "interrupt_id": "ask-0",
         "status": "waiting_answer",
         "continued": False,
         "already_recorded": False,
-        "open_interrupts": [],
+        "pending": [],
     }
     assert not_json.status == 1 and "VALUE is not JSON" in not_json.err
     clock.advance(SWEEP)
@@ -576,6 +577,29 @@ async def test_prune_lists_first_and_deletes_only_finished_runs_with_yes(
     assert [r["id"] for r in left.json()["runs"]] == [waiting.id]
 
 
+async def test_prune_deletes_the_lease_rows_of_the_runs_it_deletes(
+    deck: Deck, agentdeck_cli: Any
+) -> None:
+    finished = await deck.runs.start("quick")
+    assert await finished == "done"
+    waiting = await parked(deck, "refund", {"order_id": "A-2"})
+    leases = runtime_of(deck).leases
+    # What a worker that died after its run ended would have left behind (once this deck has
+    # released its own lease of the run), and a live lease.
+    for _ in range(500):
+        if await leases.acquire(finished.id, "a-dead-worker", 3600.0):
+            break
+        await asyncio.sleep(0.01)
+    assert await leases.state(finished.id) is LeaseState.ALIVE
+    assert await leases.acquire(waiting.id, "a-live-worker", 3600.0)
+
+    deleted = await agentdeck_cli("runs", "prune", "--older-than", "0s", "--yes", "--json")
+
+    assert deleted.json() == {"deleted": 1}
+    assert await leases.state(finished.id) is LeaseState.NONE
+    assert await leases.state(waiting.id) is LeaseState.ALIVE
+
+
 @pytest.mark.parametrize(
     ("text", "seconds"),
     [("90s", 90), ("30m", 1800), ("12h", 43200), ("7d", 604800), ("2w", 1209600), ("1h30m", 5400)],
@@ -596,14 +620,51 @@ def test_a_bad_duration_names_what_is_accepted(text: str) -> None:
 def test_runs_commands_refuse_to_read_a_fresh_in_memory_store(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for name in ("AGENTDECK_STATE", "AGENTDECK_EVENTS", "AGENTDECK_CONTROL", "AGENTDECK_CONFIG"):
+    for name in ("AGENTDECK_EVENTS", "AGENTDECK_CONTROL", "AGENTDECK_CONFIG"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AGENTDECK_STATE", "memory://")
     monkeypatch.chdir(tmp_path)
 
     assert main(["runs", "list"]) == 2
 
     err = capsys.readouterr().err
-    assert "no event store is configured" in err and "AGENTDECK_STATE" in err
+    assert "AGENTDECK_STATE=memory:// is a fresh, in-process log" in err
+
+
+def test_reading_before_any_deck_wrote_lists_nothing_and_creates_no_state(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("AGENTDECK_STATE", "AGENTDECK_EVENTS", "AGENTDECK_CONTROL", "AGENTDECK_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+    assert main(["runs", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"] == []
+    assert main(["runs", "show", "run-nope"]) == 1
+    assert "no run with id 'run-nope'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # no .agentdeck/state.db made by reading
+
+
+def test_with_nothing_configured_runs_commands_read_the_default_state_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("AGENTDECK_STATE", "AGENTDECK_EVENTS", "AGENTDECK_CONTROL", "AGENTDECK_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+    async def park() -> str:
+        async with Deck(workflows=[count], settings=Settings.load(), observers=()) as deck:
+            run = await deck.runs.start("count")
+            with pytest.raises(RunSuspendedError):
+                await run
+            return run.id
+
+    run_id = asyncio.run(park())
+    assert (tmp_path / ".agentdeck" / "state.db").is_file()
+
+    assert main(["runs", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [run["id"] for run in listed["runs"]] == [run_id]
 
 
 def test_an_unknown_scheme_is_a_configuration_error(

@@ -363,6 +363,31 @@ async def test_a_consumer_walking_away_from_a_stream_cancels_the_run(deck: Deck)
     assert await run.status() is RunStatus.CANCELLED
 
 
+async def test_following_a_run_from_its_start_reads_through_the_parks_it_moved_past(
+    deck: Deck,
+) -> None:
+    parked = await deck.runs.start("approve")
+    with pytest.raises(RunSuspendedError):
+        await parked
+    assert kinds([e async for e in parked.events(follow=True)])[-1] == "run.interrupted"
+
+    await parked.answer("yes")
+    await parked
+    followed = kinds([e async for e in parked.events(follow=True)])
+    assert followed == kinds([e async for e in parked.events()])
+    assert followed.count("run.interrupted") == 1 and followed[-1] == "run.completed"
+
+
+async def test_following_a_parked_then_cancelled_run_reaches_its_cancellation(deck: Deck) -> None:
+    parked = await deck.runs.start("two_questions")
+    with pytest.raises(RunSuspendedError):
+        await parked
+    await parked.cancel("no longer needed")
+    followed = kinds([e async for e in parked.events(follow=True)])
+    assert followed == kinds([e async for e in parked.events()])
+    assert followed[-1] == "run.cancelled"
+
+
 # ------------------------------------------------------------------------------------ sessions
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 
-def test_the_demo_runs_a_workflow_end_to_end_offline_and_prints_its_events() -> None:
+def test_the_demo_runs_a_workflow_end_to_end_offline_and_prints_its_events(
+    isolated_state: Path,
+) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "agentdeck.demo"],
         capture_output=True,
@@ -19,7 +22,9 @@ def test_the_demo_runs_a_workflow_end_to_end_offline_and_prints_its_events() -> 
 
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "store: memory://"
+    # The embedded default: the SQLite file of the working directory, created by the demo.
+    assert lines[0] == f"store: sqlite:///{isolated_state / '.agentdeck' / 'state.db'}"
+    assert (isolated_state / ".agentdeck" / "state.db").is_file()
     [ended] = [index for index, line in enumerate(lines) if line.startswith("status: ")]
     assert lines[ended].startswith("status: completed")
     assert "refunded: ['A-1003']" in lines[ended]

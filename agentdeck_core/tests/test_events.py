@@ -127,7 +127,12 @@ def test_kinds_are_unique_valid_and_looked_up_by_payload_type() -> None:
 def test_lifecycle_kind_sets_match_the_reference() -> None:
     assert {"run.completed", "run.failed", "run.cancelled"} == TERMINAL_KINDS
     assert {"run.paused", "run.interrupted"} == SUSPENDING_KINDS
-    assert TERMINAL_KINDS | SUSPENDING_KINDS | {"run.started", "run.resumed"} == LIFECYCLE_KINDS
+    # Ours: run.queued / run.claimed, for an execution that queues runs for workers.
+    assert (
+        TERMINAL_KINDS
+        | SUSPENDING_KINDS
+        | {"run.started", "run.resumed", "run.queued", "run.claimed"}
+    ) == LIFECYCLE_KINDS
     assert {t.KIND for t in PAYLOAD_TYPES} >= LIFECYCLE_KINDS
 
 
@@ -164,7 +169,7 @@ def test_payload_repeats_the_kind_first() -> None:
 def test_the_written_version_is_the_current_one() -> None:
     event = ex.record(TextDelta(message_id="m", text="x"))
     assert event.v == SCHEMA_VERSION
-    assert json.loads(event.to_json())["v"] == {"major": 1, "minor": 1}
+    assert json.loads(event.to_json())["v"] == {"major": 1, "minor": 2}
 
 
 def test_nulls_are_written_not_omitted() -> None:

@@ -348,8 +348,8 @@ def test_an_unknown_scheme_derived_from_the_state_root_names_agentdeck_state() -
 def test_a_missing_first_party_scheme_says_which_distribution_provides_it() -> None:
     host = PluginHost.from_plugins(StorePlugin("alpha"))
 
-    with pytest.raises(ConfigError, match="install agentdeck-stores for 'sqlite://'"):
-        host.event_store(BackendRequest("sqlite:///state.db"))
+    with pytest.raises(ConfigError, match="install agentdeck-stores for 'redis://'"):
+        host.event_store(BackendRequest("redis://127.0.0.1:6379/0"))
 
 
 @pytest.mark.usefixtures("no_plugin_warnings")

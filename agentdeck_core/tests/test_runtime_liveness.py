@@ -12,9 +12,18 @@ from typing import Any
 
 import pytest
 
-from agentdeck import ManualClock, RunStarted, RunStatus, TextBlock
+from agentdeck import (
+    ManualClock,
+    RunStarted,
+    RunStatus,
+    StoreError,
+    TextBlock,
+    WorkflowCtx,
+    workflow,
+)
 from agentdeck.memory import MemoryControlPort, MemoryEventStore, MemoryLeasePort
-from agentdeck.ports import NewRun
+from agentdeck.model.payloads import RunInterrupted
+from agentdeck.ports import LeaseState, NewRun
 from agentdeck.runtime.config import NonDurableStoreWarning
 from agentdeck.testing import Ask, Complete, Script
 
@@ -149,3 +158,156 @@ async def test_a_run_parked_on_a_non_durable_store_says_so_once() -> None:
     loud = [w for w in caught if issubclass(w.category, NonDurableStoreWarning)]
     assert len(loud) == 1
     assert "AGENTDECK_STATE" in str(loud[0].message)
+
+
+class SharedMemoryLeases(MemoryLeasePort):
+    """The memory port as a shared one: decks of this process that name it see one set of
+    leases, so a run nobody leases here is nobody's."""
+
+    shared = True
+
+
+async def test_the_sweep_reads_every_page_of_lapsed_leases_and_forgets_the_ended_ones() -> None:
+    world = World(
+        AGENTDECK_RUNTIME_SWEEP_INTERVAL_SECONDS="5", AGENTDECK_RUNTIME_LEASE_TTL_SECONDS="30"
+    )
+    parked = await world.dead_workers_run("parked", leased=False)
+    await world.store.append(parked, [RunInterrupted(interrupt_id="q", payload="ok?")])
+    assert await world.leases.acquire(parked, "worker-that-died", ttl=10)  # lapses first
+    dead = [await world.dead_workers_run(f"s{n}", leased=True, ttl=30) for n in range(250)]
+    assert await world.leases.acquire("pruned-run", "worker-that-died", ttl=30)  # no run left
+    async with world.deck:
+        world.clock.advance(31)
+        await settle()
+        for _ in range(200):  # the sweep's pages are many awaits; the clock stays put
+            if await world.leases.lapsed(limit=1000) == [parked]:
+                break
+            await asyncio.sleep(0)
+        statuses = {(await world.store.get_run(run_id)).status for run_id in dead}  # type: ignore[union-attr]
+        assert statuses == {RunStatus.FAILED}
+        # The ended (and the deleted) runs' leases went with them; the parked run keeps its
+        # (it may be taken again by whoever continues the run).
+        assert await world.leases.lapsed(limit=1000) == [parked]
+        record = await world.store.get_run(parked)
+        assert record is not None and record.status is RunStatus.WAITING_ANSWER
+
+
+async def test_a_running_run_nobody_leased_is_closed_one_ttl_after_its_last_event() -> None:
+    world = World()
+    leases = SharedMemoryLeases(clock=world.clock)
+    deck = support.deck(
+        [HELLO, ASKS],
+        clock=world.clock,
+        env={
+            "AGENTDECK_RUNTIME_SWEEP_INTERVAL_SECONDS": "5",
+            "AGENTDECK_RUNTIME_LEASE_TTL_SECONDS": "30",
+            "AGENTDECK_RUNTIME_STALE_RUN_AFTER_SECONDS": "3600",
+        },
+        events=world.store,
+        control=world.control,
+        leases=leases,
+    )
+    async with deck:
+        # Its worker died after `run.started` and before its lease was written.
+        dead = await world.dead_workers_run("wa-1", leased=False)
+        world.clock.advance(25)
+        await settle()
+        record = await world.store.get_run(dead)
+        assert record is not None and record.status is RunStatus.RUNNING  # may still be alive
+        from agentdeck import SessionBusyError
+
+        with pytest.raises(SessionBusyError):
+            await deck.run("hello", session_id="wa-1")
+        world.clock.advance(10)  # one TTL after its last event, and a sweep interval
+        await settle()
+        record = await world.store.get_run(dead)
+        assert record is not None and record.status is RunStatus.FAILED
+        [last] = await world.store.read(dead, from_seq=record.last_seq)
+        assert last.payload.error_code == "lease_expired"  # type: ignore[union-attr]
+        assert await deck.run("hello", session_id="wa-1") == [TextBlock(text="done")]
+
+
+async def test_an_open_steps_over_a_holder_nobody_leased_for_one_ttl() -> None:
+    world = World()
+    leases = SharedMemoryLeases(clock=world.clock)
+    deck = support.deck(
+        [HELLO],
+        clock=world.clock,
+        env={
+            "AGENTDECK_RUNTIME_SWEEP_INTERVAL_SECONDS": "3000",  # no sweep in between
+            "AGENTDECK_RUNTIME_LEASE_TTL_SECONDS": "30",
+        },
+        events=world.store,
+        control=world.control,
+        leases=leases,
+    )
+    async with deck:
+        dead = await world.dead_workers_run("wa-1", leased=False)
+        world.clock.advance(31)
+        assert await deck.run("hello", session_id="wa-1") == [TextBlock(text="done")]
+        record = await world.store.get_run(dead)
+        assert record is not None and record.status is RunStatus.FAILED
+
+
+async def test_a_private_lease_port_says_nothing_about_a_run_nobody_leased() -> None:
+    world = World(
+        AGENTDECK_RUNTIME_SWEEP_INTERVAL_SECONDS="5", AGENTDECK_RUNTIME_LEASE_TTL_SECONDS="30"
+    )
+    async with world.deck:
+        dead = await world.dead_workers_run("wa-1", leased=False)
+        world.clock.advance(100)
+        await settle()
+        record = await world.store.get_run(dead)
+        assert record is not None and record.status is RunStatus.RUNNING  # the stale backstop
+
+
+class LeasesThatFailOnce(SharedMemoryLeases):
+    """A shared lease port whose first lease take fails, as a store hiccup would."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.failures = 1
+
+    async def acquire(self, run_id: str, owner: str, ttl: float) -> bool:
+        if self.failures:
+            self.failures -= 1
+            raise StoreError("the server hiccupped", backend="memory", retryable=True)
+        return await super().acquire(run_id, owner, ttl)
+
+
+async def test_a_lease_take_that_failed_is_taken_at_the_next_renewal(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    gate = asyncio.Event()
+
+    @workflow
+    async def waits(ctx: WorkflowCtx) -> str:
+        await gate.wait()
+        return "done"
+
+    world = World()
+    leases = LeasesThatFailOnce(clock=world.clock)
+    from agentdeck.native import plugin as native_plugin
+
+    deck = support.deck(
+        [waits],
+        plugins=support.host(("native", native_plugin)),
+        clock=world.clock,
+        env={"AGENTDECK_RUNTIME_LEASE_TTL_SECONDS": "60"},
+        events=world.store,
+        control=world.control,
+        leases=leases,
+    )
+    async with deck:
+        run = await deck.runs.start("waits")
+        await settle()
+        assert await leases.state(run.id) is LeaseState.NONE  # the take failed
+        assert any("taking its lease failed" in r.getMessage() for r in caplog.records)
+        world.clock.advance(10)  # one renewal period (TTL / 6)
+        await settle()
+        assert await leases.state(run.id) is LeaseState.ALIVE  # taken by the renewer
+        world.clock.advance(50)
+        await settle()
+        assert await leases.state(run.id) is LeaseState.ALIVE  # and renewed since
+        gate.set()
+        assert await run.result() == "done"

@@ -19,6 +19,7 @@ from agentdeck.settings import (
     Settings,
     SettingsSection,
     describe_sections,
+    field_description,
 )
 
 
@@ -31,12 +32,18 @@ def write_config(directory: Path, text: str, name: str = "config.yaml") -> Path:
 # --------------------------------------------------------------------------- defaults
 
 
-def test_with_nothing_configured_all_state_is_in_memory_and_consistent() -> None:
+def test_with_nothing_configured_all_state_is_one_sqlite_file_of_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     settings = Settings.load(env={})
+    monkeypatch.chdir(tmp_path.parent)  # resolved when loaded: a later chdir moves nothing
 
-    assert settings.state_url == "memory://"
-    assert settings.events_url == "memory://"
-    assert settings.control_url == "memory://"
+    default = f"sqlite:///{tmp_path / '.agentdeck' / 'state.db'}"
+    assert settings.state_is_default
+    assert settings.state_url == settings.events_url == settings.control_url == default
+    assert settings.is_default_state(default)
+    assert not (tmp_path / ".agentdeck").exists()  # created on first use, not when loaded
     assert settings.runtime.stale_run_after_seconds == 3600.0
     assert settings.runtime.lease_ttl_seconds == 90.0
     assert settings.runtime.sweep_interval_seconds == 30.0
@@ -47,7 +54,20 @@ def test_settings_without_load_use_exactly_what_they_are_given(
 ) -> None:
     monkeypatch.setenv("AGENTDECK_STATE", "sqlite:///ignored.db")
 
-    assert Settings().state_url == "memory://"
+    assert Settings().state_is_default
+    assert Settings(env={"AGENTDECK_STATE": "memory://"}).state_url == "memory://"
+
+
+def test_a_project_keeps_its_default_state_in_its_own_directory(tmp_path: Path) -> None:
+    project = tmp_path / "shop" / ".agentdeck"
+    settings = Settings.load(env={})
+    for_project = settings.for_project(project)
+
+    assert for_project.state_url == f"sqlite:///{project / 'state.db'}"
+    assert for_project.for_project(tmp_path) is for_project  # a named project stays
+    assert settings.state_url != for_project.state_url  # the original is not changed
+    explicit = Settings.load(env={"AGENTDECK_STATE": "memory://"}).for_project(project)
+    assert explicit.state_url == "memory://"  # a configured location wins over the default
 
 
 # --------------------------------------------------------------------------- layering
@@ -321,6 +341,7 @@ def test_describe_sections_gives_a_row_per_variable() -> None:
         "AGENTDECK_EVENTS",
         "AGENTDECK_CONTROL",
         "AGENTDECK_SESSION",
+        "AGENTDECK_EXECUTION",
         CONFIG_ENV_VAR,
     ]
     assert docs["CoreSettings"].section == "agentdeck"
@@ -328,8 +349,8 @@ def test_describe_sections_gives_a_row_per_variable() -> None:
 
 def test_every_core_setting_is_documented() -> None:
     for section in (CoreSettings, RuntimeSettings):
-        for name, field in section.model_fields.items():
-            assert field.description, f"{section.__name__}.{name} has no docstring"
+        for name in section.model_fields:
+            assert field_description(section, name), f"{section.__name__}.{name} has no docstring"
 
 
 def test_describe_sections_includes_plugin_sections_it_is_given() -> None:
@@ -364,3 +385,30 @@ def test_a_list_setting_given_as_json_in_the_environment_is_read() -> None:
     settings = Settings.load(env={"CHIME_ORIGINS": '["https://a.org", "https://b.org"]'})
 
     assert settings.section(ChimeSettings).origins == ["https://a.org", "https://b.org"]
+
+
+def test_a_settings_description_is_its_docstring_read_only_when_asked() -> None:
+    from pydantic import Field
+    from pydantic_settings import SettingsConfigDict
+
+    class Described(SettingsSection):
+        section: ClassVar[str] = "described"
+        model_config = SettingsConfigDict(env_prefix="DESCRIBED_")
+
+        documented: int = 1
+        """How many, said under the field."""
+
+        explicit: str = Field(default="", description="said in Field()")
+        bare: bool = False
+
+    class Extended(Described):
+        extra: int = 0
+        """Added by the subclass."""
+
+    assert Described.model_fields["documented"].description is None  # nothing parsed yet
+    assert field_description(Described, "documented") == "How many, said under the field."
+    assert field_description(Described, "explicit") == "said in Field()"
+    assert field_description(Described, "bare") == ""
+    assert field_description(Extended, "documented") == "How many, said under the field."
+    assert field_description(Extended, "extra") == "Added by the subclass."
+    assert field_description(CoreSettings, "state").startswith("The one location of all run state")

@@ -24,10 +24,12 @@ from agentdeck.model.payloads import (
     ControlRequested,
     Report,
     RunCancelled,
+    RunClaimed,
     RunCompleted,
     RunFailed,
     RunInterrupted,
     RunPaused,
+    RunQueued,
     RunResumed,
     RunStarted,
     TextDelta,
@@ -52,6 +54,7 @@ from agentdeck.vocabulary import SUSPENDED, TERMINAL, RunStatus
 
 TS = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
 RUNNING, PAUSED, WAITING = RunStatus.RUNNING, RunStatus.PAUSED, RunStatus.WAITING_ANSWER
+QUEUED = RunStatus.QUEUED
 COMPLETED, FAILED, CANCELLED = RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED
 ALL_STATUSES: list[RunStatus | None] = [None, *RunStatus]
 TERMINALS = [COMPLETED, FAILED, CANCELLED]
@@ -61,6 +64,8 @@ TERMINALS = [COMPLETED, FAILED, CANCELLED]
 LIFECYCLE: dict[str, Any] = {
     "run.started": RunStarted(name="Greeter", invocable_kind="agent"),
     "run.resumed": RunResumed(reason="go on"),
+    "run.queued": RunQueued(execution="temporal"),
+    "run.claimed": RunClaimed(worker="worker-1"),
     "run.paused": RunPaused(reason="operator"),
     "run.interrupted": RunInterrupted(interrupt_id="q-1", payload={"ask": "ok?"}),
     "run.completed": RunCompleted(),
@@ -72,14 +77,18 @@ LIFECYCLE: dict[str, Any] = {
 EXPECTED_EDGES: dict[RunStatus | None, dict[str, RunStatus]] = {
     # A run with no lifecycle event has no status; only run.started gives it one.
     None: {"run.started": RUNNING},
-    # Designed edges: running -> paused | waiting_answer | completed | failed | cancelled.
+    # Designed edges: running -> paused | waiting_answer | completed | failed | cancelled, and
+    # (ours: an execution that queues runs for workers) queued, right after it is opened.
     RUNNING: {
+        "run.queued": QUEUED,
         "run.paused": PAUSED,
         "run.interrupted": WAITING,
         "run.completed": COMPLETED,
         "run.failed": FAILED,
         "run.cancelled": CANCELLED,
     },
+    # Ours: queued -> running when a worker claims it | cancelled | failed (not handed over).
+    QUEUED: {"run.claimed": RUNNING, "run.cancelled": CANCELLED, "run.failed": FAILED},
     # paused -> running | cancelled.
     PAUSED: {"run.resumed": RUNNING, "run.cancelled": CANCELLED},
     # waiting_answer -> running | cancelled, and (ours: several questions open at once) another
@@ -107,6 +116,15 @@ _TERMINAL_ROW: dict[Operation, tuple[Verdict, str | None]] = {
     C: (NOOP, None),
 }
 EXPECTED_OPERATIONS: dict[RunStatus, dict[Operation, tuple[Verdict, str | None]]] = {
+    # Ours: queued is a running run no worker plays yet -- as running, except a cancel ends it
+    # at once.
+    QUEUED: {
+        N: (REFUSED, None),
+        A: (REFUSED, None),
+        R: (NOOP, None),
+        P: (LEGAL, None),
+        C: (LEGAL, None),
+    },
     # | running | refused (busy) | refused | no-op | legal | legal |
     RUNNING: {
         N: (REFUSED, None),
@@ -151,6 +169,7 @@ def events(*payloads: Any, start: int = 0) -> list[Event]:
 PATH_TO: dict[RunStatus | None, list[str]] = {
     None: [],
     RUNNING: ["run.started"],
+    QUEUED: ["run.started", "run.queued"],
     PAUSED: ["run.started", "run.paused"],
     WAITING: ["run.started", "run.interrupted"],
     COMPLETED: ["run.started", "run.completed"],
@@ -190,6 +209,8 @@ def test_the_lifecycle_kinds_are_the_reference_ones() -> None:
     assert targets == {
         "run.started": RUNNING,
         "run.resumed": RUNNING,
+        "run.queued": QUEUED,
+        "run.claimed": RUNNING,
         "run.paused": PAUSED,
         "run.interrupted": WAITING,
         "run.completed": COMPLETED,
@@ -261,7 +282,7 @@ def test_a_run_with_no_lifecycle_event_has_no_status() -> None:
     assert fold_status(events(TextDelta(message_id="m", text="x"))) is None
 
 
-@pytest.mark.parametrize("status", [RUNNING, PAUSED, WAITING])
+@pytest.mark.parametrize("status", [QUEUED, RUNNING, PAUSED, WAITING])
 def test_no_state_is_escaped_only_by_cancel(status: RunStatus) -> None:
     leaving = {
         kind

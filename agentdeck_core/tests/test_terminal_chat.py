@@ -91,7 +91,12 @@ class Scripted:
 
 
 host = PluginHost.from_plugins(("memory", memory_plugin), ("scripted", Scripted()))
-deck = Deck(workflows=[helper], settings=Settings(env={}), plugins=host, observers=())
+deck = Deck(
+    workflows=[helper],
+    settings=Settings(env={"AGENTDECK_STATE": "memory://"}),
+    plugins=host,
+    observers=(),
+)
 deck.serve(Terminal.stdio())
 """
 

@@ -104,7 +104,7 @@ class _EnginePlugin:
 def _deck(scripts: list[Script], store: MemoryEventStore, control: MemoryControlPort) -> Deck:
     return Deck(
         workflows=scripts,
-        settings=Settings(env={}),
+        settings=Settings(env={"AGENTDECK_STATE": "memory://"}),
         plugins=PluginHost.from_plugins(("memory", memory_plugin), ("engine", _EnginePlugin())),
         events=store,
         control=control,

@@ -85,9 +85,13 @@ async def test_the_model_loads_the_skill_it_needs_and_only_then_reads_it(
 
 
 def test_without_a_provider_it_prints_what_the_readme_shows(
-    clean_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    clean_env: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     monkeypatch.setattr(sys, "argv", ["main.py"])
+    monkeypatch.setenv("AGENTDECK_STATE", f"sqlite:///{tmp_path}/state.db")  # not the checkout
     runpy.run_path(str(HERE / "main.py"), run_name="__main__")
     assert capsys.readouterr().out == readme_output()
 

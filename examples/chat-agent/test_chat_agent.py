@@ -86,18 +86,23 @@ async def test_the_agent_looks_the_order_up_and_answers_from_the_result(
 
 
 def test_without_a_provider_it_prints_what_the_readme_shows(
-    clean_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    clean_env: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     monkeypatch.setattr(sys, "argv", ["main.py"])
+    monkeypatch.setenv("AGENTDECK_STATE", f"sqlite:///{tmp_path}/state.db")  # not the checkout
     runpy.run_path(str(HERE / "main.py"), run_name="__main__")
     assert capsys.readouterr().out == readme_output()
 
 
-def test_the_cli_plays_the_same_project() -> None:
+def test_the_cli_plays_the_same_project(tmp_path: Path) -> None:
     script = Script([tool_call("order_status", {"order_id": "A-1003"}), reply("On its way.")])
     with LoopbackModelServer(script) as server:
         env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
-        env.update(server.env(), NO_COLOR="1")
+        # The state goes to the test's directory, not the default file inside the checkout.
+        env.update(server.env(), NO_COLOR="1", AGENTDECK_STATE=f"sqlite:///{tmp_path}/state.db")
         done = subprocess.run(
             [sys.executable, "-m", "agentdeck", "run", "support", "Where is A-1003?"],
             cwd=HERE,

@@ -89,19 +89,26 @@ async def test_the_agent_answers_with_the_mcp_servers_tools(
 
 
 def test_without_a_provider_it_prints_what_the_readme_shows(
-    clean_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    clean_env: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     monkeypatch.setattr(sys, "argv", ["main.py"])
+    monkeypatch.setenv("AGENTDECK_STATE", f"sqlite:///{tmp_path}/state.db")  # not the checkout
     runpy.run_path(str(HERE / "main.py"), run_name="__main__")
     assert capsys.readouterr().out == readme_output()
 
 
-async def test_a_server_that_cannot_start_refuses_the_open_naming_it(clean_env: None) -> None:
+async def test_a_server_that_cannot_start_refuses_the_open_naming_it(
+    clean_env: None, tmp_path: Path
+) -> None:
     broken = MCP.from_dict(
         {"mcpServers": {"inventory": {"command": "python", "args": ["mcp_server/gone.py"]}}}
     )
     script = Script([])
     with LoopbackModelServer(script) as server:
-        deck = Deck.from_project(example.PROJECT, mcp=broken, settings=Settings(env=server.env()))
+        env = {**server.env(), "AGENTDECK_STATE": f"sqlite:///{tmp_path}/state.db"}
+        deck = Deck.from_project(example.PROJECT, mcp=broken, settings=Settings(env=env))
         with pytest.raises(ConfigError, match="MCP server 'inventory' could not be started"):
             await deck.open()

@@ -2,7 +2,8 @@
 
 A refund-approval ``@workflow`` runs on a ``Deck`` with nothing but the core installed: the
 native engine plays the body, the event log lives where the settings say (``AGENTDECK_STATE``,
-default ``memory://``), and every event is printed as it is recorded. The run parks on a question
+by default the SQLite file ``.agentdeck/state.db`` of the working directory), and every event is
+printed as it is recorded. The run parks on a question
 for a person; the demo answers it the way an operator would (through ``deck.runs.get``), and the
 run completes.
 
@@ -117,6 +118,7 @@ async def agent_turn() -> int:
 
 
 if __name__ == "__main__":
-    # The demo parks on the in-memory store on purpose; the warning is for real deployments.
+    # Run with AGENTDECK_STATE=memory:// the demo parks in memory on purpose; the warning is
+    # for real deployments.
     warnings.simplefilter("ignore", NonDurableStoreWarning)
     sys.exit(asyncio.run(main()))

@@ -39,6 +39,9 @@ class RunStatus(StrEnum):
     """Where a run stands: always the fold of its own events
     (:func:`agentdeck.model.status.fold`)."""
 
+    QUEUED = "queued"
+    """Admitted to an execution that queues runs (``AGENTDECK_EXECUTION``), waiting for a
+    worker to claim it; nothing plays it yet."""
     RUNNING = "running"
     PAUSED = "paused"
     WAITING_ANSWER = "waiting_answer"
@@ -73,7 +76,9 @@ ENDING_KINDS = TERMINAL_KINDS | SUSPENDING_KINDS
 """Kinds that end a *play*: where ``deck.stream()``, ``run.events(follow=True)`` and a waiting
 caller stop reading. One set, used everywhere a play's end is recognized."""
 
-LIFECYCLE_KINDS = frozenset({"run.started", "run.resumed"}) | ENDING_KINDS
+LIFECYCLE_KINDS = (
+    frozenset({"run.started", "run.resumed", "run.queued", "run.claimed"}) | ENDING_KINDS
+)
 """Kinds that move a run's status."""
 
 # --------------------------------------------------------------------------- codes and reasons
@@ -88,6 +93,8 @@ class ErrorCode(StrEnum):
     DEADLINE = "deadline"
     CANCELLED_HARD = "cancelled_hard"
     LEASE_EXPIRED = "lease_expired"
+    NOT_ADMITTED = "not_admitted"
+    """The execution that queues runs refused or could not be reached to take it."""
 
 
 class ControlVerb(StrEnum):

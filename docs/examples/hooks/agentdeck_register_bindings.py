@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 import agentdeck
 import agentdeck.memory.plugin
 import agentdeck.native.plugin
+import agentdeck.sqlite.plugin
 from agentdeck import Deck, workflow
 from agentdeck.plugins.hookspecs import RegisterNamed
 from agentdeck.plugins.host import PluginHost
@@ -44,7 +45,9 @@ async def double(n: int) -> int:
     return 2 * n
 
 
-host = PluginHost.from_plugins(agentdeck.memory.plugin, agentdeck.native.plugin, binding_plugin)
+host = PluginHost.from_plugins(
+    agentdeck.memory.plugin, agentdeck.sqlite.plugin, agentdeck.native.plugin, binding_plugin
+)
 batch = host.binding("batch", workflow="double", inputs=[{"n": 1}, {"n": 2}])
 assert isinstance(batch, Batch)
 deck = Deck(workflows=[double], plugins=host, settings=Settings(env={}))

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import agentdeck
 import agentdeck.memory.plugin
+import agentdeck.sqlite.plugin
 from agentdeck import Deck, TextBlock
 from agentdeck.model.payloads import Payload, RunCompleted
 from agentdeck.plugins.hookspecs import RegisterEngine
@@ -55,7 +56,7 @@ engine_plugin.agentdeck_register_engines = agentdeck_register_engines
 
 
 async def main() -> None:
-    host = PluginHost.from_plugins(agentdeck.memory.plugin, engine_plugin)
+    host = PluginHost.from_plugins(agentdeck.memory.plugin, agentdeck.sqlite.plugin, engine_plugin)
     async with Deck(workflows=[Shout("shout")], plugins=host, settings=Settings(env={})) as deck:
         print(await deck.run("shout", "hello"))
 

@@ -7,6 +7,7 @@ from types import ModuleType
 import agentdeck
 import agentdeck.memory.plugin
 import agentdeck.native.plugin
+import agentdeck.sqlite.plugin
 from agentdeck import Deck, Event, workflow
 from agentdeck.plugins.hookspecs import RegisterNamed
 from agentdeck.plugins.host import PluginHost
@@ -43,7 +44,7 @@ async def greet(name: str) -> str:
 
 async def main() -> None:
     host = PluginHost.from_plugins(
-        agentdeck.memory.plugin, agentdeck.native.plugin, observer_plugin
+        agentdeck.memory.plugin, agentdeck.sqlite.plugin, agentdeck.native.plugin, observer_plugin
     )
     tally = host.observer("tally", prefix="seen ")  # what settings or the CLI name
     assert isinstance(tally, Tally)

@@ -82,6 +82,16 @@ The second heading of the same name gets its own anchor.
 }
 
 
+@pytest.fixture(autouse=True)
+def _state_in_the_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jack's decks keep the default state (``.agentdeck/state.db`` of the working directory):
+    each test gets a working directory of its own, so no run one test left behind is taken up
+    by the next test's deck, and nothing is written into the checkout."""
+    workdir = tmp_path / "workdir"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+
+
 @pytest.fixture
 def docs_root(tmp_path: Path) -> Path:
     for relative, text in PAGES.items():

@@ -42,3 +42,9 @@ def loopback_model() -> Iterator[Any]:
     set_trace_processors([])
     with testing.LoopbackModelServer(testing.Script()) as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def _state_stays_in_the_test(isolated_state: Path) -> None:
+    """Decks built with no state setting keep their default state file in this test's own
+    working directory, never in the checkout."""

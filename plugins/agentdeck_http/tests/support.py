@@ -33,7 +33,8 @@ def make_deck(*, workflows: list[Any] | None = None, **options: Any) -> Deck:
     return Deck(
         workflows=workflows or [],
         observers=(),
-        settings=options.pop("settings", None) or Settings(env=options.pop("env", {})),
+        settings=options.pop("settings", None)
+        or Settings(env={"AGENTDECK_STATE": "memory://", **options.pop("env", {})}),
         **options,
     )
 

@@ -197,6 +197,20 @@ async def test_a_stream_ends_at_a_question_and_a_reconnect_waits_for_the_answer(
     assert resumed == ["answer.recorded", "run.resumed", "run.completed"]
 
 
+async def test_replaying_a_parked_then_cancelled_run_from_the_start_reaches_its_end() -> None:
+    async with serving(deck(), Native.http()) as served:
+        client = served.client
+        run_id = await _start(client, "asks")
+        async with client.stream("GET", f"/runs/{run_id}/events") as response:
+            assert [f.event async for f in frames(response)][-1] == "run.interrupted"
+        cancelled = await client.post(f"/runs/{run_id}/cancel", json={"reason": "not needed"})
+        assert cancelled.status_code == 202
+        async with client.stream("GET", f"/runs/{run_id}/events?from_seq=0") as response:
+            replayed = [f.event async for f in frames(response)]
+    assert replayed[-1] == "run.cancelled"
+    assert replayed.count("run.interrupted") == 1
+
+
 async def test_an_idle_stream_sends_heartbeat_comments() -> None:
     _gates()
     async with serving(deck(), Native.http(heartbeat=0.05)) as served:

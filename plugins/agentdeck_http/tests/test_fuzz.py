@@ -47,7 +47,10 @@ BINDING = Native.http(heartbeat=0.2)
 EXPOSURE = DECK.expose(BINDING)
 DOCUMENT = BINDING.asgi_app(EXPOSURE).openapi()  # the document the server serves, built offline
 
-schema = schemathesis.openapi.from_dict(DOCUMENT)
+# GET /runs/changes is an endless stream by design (it ends when the client goes away), and
+# schemathesis reads an event stream to its end: a valid case would never finish. Its refusals
+# of bad parameters are tested in test_console_routes.py instead.
+schema = schemathesis.openapi.from_dict(DOCUMENT).exclude(path="/runs/changes", method="GET")
 
 
 @pytest.fixture(scope="module")

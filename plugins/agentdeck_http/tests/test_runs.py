@@ -4,12 +4,14 @@ health, and every status code they document."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from http_test_support import make_deck, serving
 
 from agentdeck import WorkflowCtx, workflow
 from agentdeck.bindings import Native
+from agentdeck.settings import Settings
 
 GATES: dict[str, asyncio.Event] = {}
 
@@ -365,15 +367,30 @@ async def test_list_runs_pages_with_a_cursor_and_filters_by_status() -> None:
         assert bad_status.status_code == 422 and bad_status.json()["field"] == "status"
 
 
-async def test_health_lists_agents_workflows_and_skills() -> None:
+async def test_health_lists_the_catalog_the_plugins_and_the_store_answer() -> None:
     async with serving(deck(), Native.http()) as served:
         body = (await served.client.get("/health")).json()
-        assert body == {
-            "status": "ok",
-            "agents": [],
-            "workflows": ["approval", "echo", "gated", "pair", "two_questions"],
-            "skills": [],
-        }
+        assert body["status"] == "ok"
+        assert body["agents"] == [] and body["skills"] == []
+        assert body["workflows"] == ["approval", "echo", "gated", "pair", "two_questions"]
+        store = body["store"]
+        assert store["status"] == "ok" and store["error"] is None
+        assert store["backend"] and store["latency_ms"] >= 0
+        names = [plugin["name"] for plugin in body["plugins"]]
+        assert names == sorted(names) and names
+        providing = {p["name"]: p["provides"] for p in body["plugins"]}
+        assert any("memory" in provides.get("event_stores", []) for provides in providing.values())
+
+
+async def test_health_says_the_store_is_failing_and_still_answers(tmp_path: Path) -> None:
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    served_deck = make_deck(workflows=[echo], settings=Settings(env={"AGENTDECK_STATE": state}))
+    async with serving(served_deck, Native.http()) as served:
+        await served_deck.service.store.close()  # what a store gone away looks like to a read
+        body = (await served.client.get("/health")).json()
+    assert body["status"] == "ok"
+    assert body["store"]["status"] == "failing"
+    assert body["store"]["error"]
 
 
 async def test_routes_live_under_the_binding_path() -> None:

@@ -108,9 +108,17 @@ async def test_requests_without_a_valid_key_are_401() -> None:
 async def test_health_names_the_catalog_only_to_a_key_holder() -> None:
     async with serving(deck(), Native.http(api_keys=KEYS)) as served:
         anonymous = (await served.client.get("/health")).json()
-        assert anonymous == {"status": "ok", "agents": [], "workflows": [], "skills": []}
+        assert anonymous == {
+            "status": "ok",
+            "agents": [],
+            "workflows": [],
+            "skills": [],
+            "plugins": [],
+            "store": None,
+        }
         known = (await served.client.get("/health", headers=ACME)).json()
         assert known["workflows"] == ["ask", "echo"]
+        assert known["plugins"] and known["store"]["status"] == "ok"
 
 
 async def test_a_body_over_the_cap_is_413_with_or_without_content_length() -> None:

@@ -90,6 +90,17 @@ def test_nothing_configured_builds_the_same_binding_as_native_http() -> None:
     assert (built.mount_path, built.api_keys, built.context_factory) == ("", None, None)
     assert (built.public_kinds, built.allowed_origins) == (plain.public_kinds, None)
     assert (built.max_body_bytes, built.heartbeat) == (plain.max_body_bytes, plain.heartbeat)
+    assert built.console is plain.console is True  # the console is on for local serving
+
+
+def test_the_console_is_turned_off_by_its_setting_or_option() -> None:
+    assert from_env(console="false").console is False
+    assert from_env(console="true").console is True
+    assert Native.http(console=False).console is False
+    with pytest.raises(ConfigError, match="console takes True or False"):
+        Native.http(console="no")  # type: ignore[arg-type]
+    refused = refusal(console="maybe")
+    assert refused.setting == "AGENTDECK_HTTP_CONSOLE"
 
 
 def test_every_setting_reaches_the_binding() -> None:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from agentdeck.settings import Settings
 from agentdeck.testing.otlp import OTLPReceiver
 from agentdeck.testing.profiles import load_profile
+
+pytest_plugins = ["agentdeck.testing.fixtures"]
 
 load_profile()
 
@@ -40,3 +43,9 @@ def langfuse_env(receiver: OTLPReceiver, public_key: str) -> dict[str, str]:
 @pytest.fixture
 def settings(langfuse_env: dict[str, str]) -> Settings:
     return Settings(env=langfuse_env)
+
+
+@pytest.fixture(autouse=True)
+def _state_stays_in_the_test(isolated_state: Path) -> None:
+    """Decks built with no state setting keep their default state file in this test's own
+    working directory, never in the checkout."""

@@ -82,3 +82,33 @@ async def test_an_interrupt_parked_on_postgresql_is_answered_in_a_new_process(
     history = await _park(postgres_schema.url)
     events = _answer_in_a_new_process(postgres_schema.url, history, {"approved": True}, tmp_path)
     _assert_answered(history, events, {"approved": True})
+
+
+async def test_a_durable_workflow_on_the_default_state_survives_a_new_deck(
+    isolated_state: Path,
+) -> None:
+    # Nothing configured: the deck's state is .agentdeck/state.db of the working directory, and
+    # the checkpoints follow it into the sibling file -- durable together, with no setting.
+    from agentdeck import Deck, RunStatus, RunSuspendedError
+    from agentdeck.settings import Settings
+
+    def deck() -> Deck:
+        workflow = Workflow("approval", asking(), durable=True)
+        return Deck(workflows=[workflow], settings=Settings.load(env={}), observers=())
+
+    async with deck() as first:
+        run = await first.runs.start("approval", {"n": 1})
+        try:
+            await run
+        except RunSuspendedError as parked:
+            assert parked.status is RunStatus.WAITING_ANSWER
+    state = isolated_state / ".agentdeck"
+    assert (state / "state.db").is_file()
+    assert (state / "state-checkpoints.db").is_file()
+
+    async with deck() as second:
+        [waiting] = await second.runs.list(status=RunStatus.WAITING_ANSWER)
+        assert waiting.id == run.id
+        await waiting.answer("ship")
+        result = await waiting
+    assert result == {"n": 2, "log": ["plan", "ask:ship", "review"], "answer": "ship"}

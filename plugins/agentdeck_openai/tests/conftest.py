@@ -5,6 +5,8 @@ point of the installed distribution, as it does for a user's suite."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentdeck.testing.profiles import load_profile
@@ -41,3 +43,9 @@ def _load_engine_support() -> None:
 
 
 _load_engine_support()
+
+
+@pytest.fixture(autouse=True)
+def _state_stays_in_the_test(isolated_state: Path) -> None:
+    """Decks built with no state setting keep their default state file in this test's own
+    working directory, never in the checkout."""

@@ -232,7 +232,7 @@ def test_the_plugin_registers_the_engine_and_the_session_schemes() -> None:
         host = PluginHost.discover(env={})
     [info] = [p for p in host.plugins() if p.name == "openai"]
     assert info.provides["engines"] == ["openai"]
-    assert sorted(info.provides["session_factories"]) == ["local", "redis", "rediss"]
+    assert sorted(info.provides["session_factories"]) == ["local", "redis", "rediss", "sqlite"]
     engines = host.engines(EngineRequest(settings=Settings(env={"OPENAI_MODEL": "m"})))
     [engine] = [e for e in engines if e.name == "openai"]
     assert isinstance(engine, OpenAIEngine)

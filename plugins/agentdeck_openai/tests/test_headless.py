@@ -192,7 +192,7 @@ async def test_a_headless_run_records_nothing_a_deck_run_would_record(
     host = PluginHost.from_plugins(
         ("memory", memory_plugin), ("openai", openai_plugin), ("recorder", recorder)
     )
-    env = {"AGENTDECK_EVENTS": "recorded://log"}
+    env = {"AGENTDECK_STATE": "memory://", "AGENTDECK_EVENTS": "recorded://log"}
     helper = Agent(name="helper", instructions="Be brief.")
     model_server.script.add(reply("Headless."), reply("On the deck."))
 

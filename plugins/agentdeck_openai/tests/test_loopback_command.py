@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +20,16 @@ from agentdeck_openai.loopback import DEFAULT_REPLY, load_script
 from agentdeck_openai.testing import ModelRequest
 
 ROOT = Path(__file__).resolve().parents[3]
-CHAT_AGENT = ROOT / "examples" / "chat-agent" / ".agentdeck"
+EXAMPLE = ROOT / "examples" / "chat-agent" / ".agentdeck"
+
+
+@pytest.fixture
+def chat_agent(tmp_path: Path) -> Path:
+    """A copy of the example project: its default state file is written beside the copy, not
+    into the checkout's example."""
+    copy = tmp_path / "chat-agent" / ".agentdeck"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("state.db*", "__pycache__"))
+    return copy
 
 
 class Served:
@@ -67,7 +77,9 @@ def agentdeck(served: Served, *arguments: str) -> subprocess.CompletedProcess[st
     )
 
 
-def test_agentdeck_run_plays_an_agent_turn_against_the_scripted_server(tmp_path: Path) -> None:
+def test_agentdeck_run_plays_an_agent_turn_against_the_scripted_server(
+    tmp_path: Path, chat_agent: Path
+) -> None:
     script = tmp_path / "turns.json"
     script.write_text(
         json.dumps(
@@ -79,7 +91,7 @@ def test_agentdeck_run_plays_an_agent_turn_against_the_scripted_server(tmp_path:
         encoding="utf-8",
     )
     for served in serve("--script", str(script)):
-        done = agentdeck(served, "run", "support", "Where is A-1003?", "--project", str(CHAT_AGENT))
+        done = agentdeck(served, "run", "support", "Where is A-1003?", "--project", str(chat_agent))
         assert done.returncode == 0, done.stderr
         assert "order_status(" in done.stdout and '"carrier": "DHL"' in done.stdout
         assert "Order A-1003 is with DHL, due Thursday." in done.stdout
@@ -87,10 +99,10 @@ def test_agentdeck_run_plays_an_agent_turn_against_the_scripted_server(tmp_path:
         assert status == 0 and "served 2 model request(s)" in err
 
 
-def test_without_a_script_every_request_gets_the_same_reply() -> None:
+def test_without_a_script_every_request_gets_the_same_reply(chat_agent: Path) -> None:
     for served in serve():
         for _ in range(2):
-            done = agentdeck(served, "run", "support", "hello", "--project", str(CHAT_AGENT))
+            done = agentdeck(served, "run", "support", "hello", "--project", str(chat_agent))
             assert done.returncode == 0, done.stderr
             assert DEFAULT_REPLY in done.stdout
         status, err = served.stop()

@@ -22,7 +22,11 @@ from agentdeck.errors import ConfigError, ExtraNotInstalledError, InvalidInputEr
 from agentdeck.ports import BackendRequest, SessionFactory
 from agentdeck.settings import Settings
 from agentdeck.testing.fixtures import RedisPrefix
-from agentdeck_openai.sessions import LocalSessionFactory, RedisSessionFactory
+from agentdeck_openai.sessions import (
+    LocalSessionFactory,
+    RedisSessionFactory,
+    SqliteSessionFactory,
+)
 from agentdeck_openai.testing import API_KEY, MODEL, LoopbackModelServer, reply
 
 
@@ -114,6 +118,56 @@ def test_a_session_id_must_be_a_non_empty_string() -> None:
     with pytest.raises(InvalidInputError) as refused:
         LocalSessionFactory().session_for("")
     assert refused.value.field == "session_id"
+
+
+# --------------------------------------------------------------------------- SQLite file
+
+
+async def test_a_sqlite_session_survives_a_new_factory_on_the_same_file(
+    greeter: Agent[None], model_server: LoopbackModelServer, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path}/sessions/conversations.db"  # the directory does not exist yet
+    before_restart = SqliteSessionFactory.from_request(BackendRequest(url=url))
+    model_server.script.add(reply("Nice to meet you, Sagi!"), reply("Your name is Sagi."))
+    await Runner.run(greeter, "my name is Sagi", session=before_restart.session_for("wa-1"))
+    await before_restart.close()
+    assert (tmp_path / "sessions" / "conversations.db").is_file()
+
+    after_restart = SqliteSessionFactory.from_request(BackendRequest(url=url))
+    try:
+        session = after_restart.session_for("wa-1")
+        assert session is after_restart.session_for("wa-1")
+        assert len(await session.get_items()) == 2
+        assert await after_restart.session_for("wa-2").get_items() == []
+        await Runner.run(greeter, "what is my name?", session=session)
+        items = await session.get_items()
+    finally:
+        await after_restart.close()
+    assert len(items) == 4
+    assert items[0] == {"role": "user", "content": "my name is Sagi"}
+    assert_the_model_was_sent_turn_one(model_server)
+    with pytest.raises(StoreError, match="factory is closed"):
+        after_restart.session_for("wa-1")
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite:///a.db?x=1"])
+def test_a_sqlite_session_url_must_name_a_file(url: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        SqliteSessionFactory.from_request(BackendRequest(url=url))
+    assert refused.value.setting == "AGENTDECK_SESSION"
+    assert url in str(refused.value)
+
+
+def test_agentdeck_session_sqlite_gives_the_deck_file_backed_sessions(tmp_path: Path) -> None:
+    from agentdeck import Deck
+
+    path = tmp_path / "sessions.db"
+    env = {"AGENTDECK_SESSION": f"sqlite:///{path}", "AGENTDECK_STATE": "memory://"}
+    deck = Deck(settings=Settings.load(env=env, config_file=None))
+
+    session = deck.session_for("wa-1")
+    assert isinstance(session, SQLiteSession)
+    assert Path(session.db_path) == path
 
 
 # --------------------------------------------------------------------------- Redis

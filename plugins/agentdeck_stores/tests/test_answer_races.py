@@ -14,11 +14,6 @@ truth to the loser:
 
 from __future__ import annotations
 
-import json
-import queue
-import subprocess
-import sys
-import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +26,7 @@ from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, EventStore
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import PostgresSchema, RedisPrefix
+from agentdeck.testing.processes import JsonLinesWorker
 from agentdeck.vocabulary import RunStatus
 
 WORKER = Path(__file__).with_name("answer_worker.py")
@@ -38,53 +34,9 @@ TRIALS = 200
 WAIT = 60.0
 
 
-class Worker:
-    """One worker process and a thread draining its stdout into a queue."""
-
-    def __init__(self, url: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(WORKER), url],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def send(self, **command: Any) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(command) + "\n")
-        self.process.stdin.flush()
-
-    def reply(self) -> dict[str, Any]:
-        try:
-            line = self._lines.get(timeout=WAIT)
-        except queue.Empty:
-            pytest.fail(f"worker gave no reply within {WAIT}s")
-        if line is None:
-            assert self.process.stderr is not None
-            pytest.fail(f"worker exited: {self.process.stderr.read()}")
-        reply: dict[str, Any] = json.loads(line)
-        return reply
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            try:
-                self.send(op="exit")
-                self.process.wait(timeout=WAIT)
-            except (OSError, subprocess.TimeoutExpired):
-                self.process.kill()
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
+def _worker(url: str) -> JsonLinesWorker:
+    """One answer worker process on ``url``."""
+    return JsonLinesWorker(WORKER, url, wait=WAIT)
 
 
 @pytest.fixture(params=["sqlite", "postgresql", "redis"])
@@ -100,8 +52,8 @@ def durable_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def pair(durable_url: str) -> Iterator[tuple[Worker, Worker]]:
-    first, second = Worker(durable_url), Worker(durable_url)
+def pair(durable_url: str) -> Iterator[tuple[JsonLinesWorker, JsonLinesWorker]]:
+    first, second = _worker(durable_url), _worker(durable_url)
     try:
         assert first.reply() == {"ready": True}
         assert second.reply() == {"ready": True}
@@ -128,7 +80,7 @@ async def _parked(store: EventStore) -> str:
 
 
 def _race(
-    first: Worker, second: Worker, one: dict[str, Any], two: dict[str, Any]
+    first: JsonLinesWorker, second: JsonLinesWorker, one: dict[str, Any], two: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     first.send(**one)  # both commands are on their way before either reply is read
     second.send(**two)
@@ -140,7 +92,7 @@ async def _answers(store: EventStore, run_id: str) -> list[AnswerRecorded]:
 
 
 async def test_two_answers_racing_have_one_winner_and_a_told_loser(
-    pair: tuple[Worker, Worker], store: EventStore
+    pair: tuple[JsonLinesWorker, JsonLinesWorker], store: EventStore
 ) -> None:
     first, second = pair
     wins = {"a": 0, "b": 0}
@@ -164,7 +116,7 @@ async def test_two_answers_racing_have_one_winner_and_a_told_loser(
 
 
 async def test_an_answer_racing_a_cancel_returns_only_if_it_was_recorded(
-    pair: tuple[Worker, Worker], store: EventStore
+    pair: tuple[JsonLinesWorker, JsonLinesWorker], store: EventStore
 ) -> None:
     answerer, canceller = pair
     outcomes = {"answered": 0, "cancelled first": 0}

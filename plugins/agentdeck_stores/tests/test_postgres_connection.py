@@ -18,10 +18,10 @@ from agentdeck.model.clock import ManualClock
 from agentdeck.model.events import Event
 from agentdeck.model.payloads import RunCompleted, TextDelta
 from agentdeck.ports import BackendRequest, EventStore
+from agentdeck.storage.sql import SCHEMA_VERSION
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import PostgresSchema, postgres_url
 from agentdeck.vocabulary import ControlVerb
-from agentdeck_stores._sql import SCHEMA_VERSION
 from agentdeck_stores.postgres import PostgresControlPort, PostgresEventStore, PostgresLeasePort
 
 WAIT = 10.0

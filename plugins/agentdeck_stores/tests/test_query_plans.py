@@ -22,14 +22,14 @@ import pytest
 from agentdeck.model.clock import ManualClock
 from agentdeck.model.payloads import RunCompleted, RunInterrupted, RunPaused
 from agentdeck.ports import BackendRequest, EventStore, NewRun, RunQuery
+from agentdeck.sqlite.events import READ_LOG
+from agentdeck.sqlite.store import SqliteEventStore
+from agentdeck.sqlite.writer import KEY_HOLDER, SESSION_HOLDER
+from agentdeck.storage.sql import AppendJob, OpenJob, list_sql, ns_key, to_micros
 from agentdeck.testing import new_run
 from agentdeck.testing.fixtures import PostgresSchema
 from agentdeck.vocabulary import RunStatus
-from agentdeck_stores._sql import AppendJob, OpenJob, list_sql, ns_key, to_micros
-from agentdeck_stores._sqlite_events import READ_LOG
-from agentdeck_stores._sqlite_writer import KEY_HOLDER, SESSION_HOLDER
 from agentdeck_stores.postgres import PostgresEventStore, lock_rows_sql
-from agentdeck_stores.sqlite import SqliteEventStore
 
 RUNS = 2_000
 WAITING = 10

@@ -7,16 +7,10 @@ plugin, exactly as a deck in another process would.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import queue
 import signal
-import subprocess
-import sys
-import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,67 +18,16 @@ from agentdeck.model.events import Event
 from agentdeck.plugins.host import PluginHost
 from agentdeck.ports import BackendRequest, EventStore
 from agentdeck.testing import new_run
+from agentdeck.testing.processes import JsonLinesWorker
 
 WORKER = Path(__file__).with_name("sql_worker.py")
 WAIT = 60.0
 """Seconds to wait for a worker's answer (generous: workers start a Python each)."""
 
 
-class Worker:
-    """One worker process and a thread draining its stdout into a queue."""
-
-    def __init__(self, url: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(WORKER), url],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._reader = threading.Thread(target=self._drain, daemon=True)
-        self._reader.start()
-
-    def _drain(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def send(self, **command: Any) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(command) + "\n")
-        self.process.stdin.flush()
-
-    def answer(self) -> dict[str, Any]:
-        try:
-            line = self._lines.get(timeout=WAIT)
-        except queue.Empty:
-            pytest.fail(f"worker gave no answer within {WAIT}s")
-        if line is None:
-            assert self.process.stderr is not None
-            pytest.fail(f"worker exited: {self.process.stderr.read()}")
-        answer: dict[str, Any] = json.loads(line)
-        return answer
-
-    def remaining(self) -> list[dict[str, Any]]:
-        """Every line it printed until its stdout closed (after it died)."""
-        lines: list[dict[str, Any]] = []
-        while (line := self._lines.get(timeout=WAIT)) is not None:
-            lines.append(json.loads(line))
-        return lines
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            try:
-                self.send(op="exit")
-                self.process.wait(timeout=WAIT)
-            except (OSError, subprocess.TimeoutExpired):
-                self.process.kill()
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
+def _worker(url: str) -> JsonLinesWorker:
+    """One store worker process on ``url``."""
+    return JsonLinesWorker(WORKER, url, wait=WAIT)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -98,11 +41,11 @@ def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def workers(shared_url: str) -> Iterator[list[Worker]]:
-    started = [Worker(shared_url) for _ in range(4)]
+def workers(shared_url: str) -> Iterator[list[JsonLinesWorker]]:
+    started = [_worker(shared_url) for _ in range(4)]
     try:
         for worker in started:
-            assert worker.answer() == {"ready": True}
+            assert worker.reply() == {"ready": True}
         yield started
     finally:
         for worker in started:
@@ -118,13 +61,13 @@ async def store(shared_url: str) -> AsyncIterator[EventStore]:
 
 
 def test_workers_racing_to_open_on_one_session_have_one_winner_each_round(
-    workers: list[Worker],
+    workers: list[JsonLinesWorker],
 ) -> None:
     for round_number in range(8):
         session = f"contended-{round_number}"
         for worker in workers:  # every worker gets the command before any answers
             worker.send(op="race", session=session, tries=3)
-        answers = [worker.answer() for worker in workers]
+        answers = [worker.reply() for worker in workers]
         winners = [run_id for answer in answers for run_id in answer["won"]]
         assert len(winners) == 1, (session, answers)
         holders = {holder for answer in answers for holder in answer["busy"]}
@@ -137,11 +80,11 @@ async def test_every_append_a_killed_worker_saw_return_is_readable(
     outcome = await store.open_run(new_run(session_id="doomed"))
     assert outcome.event is not None
     run_id = outcome.event.run_id
-    worker = Worker(shared_url)
+    worker = _worker(shared_url)
     try:
-        assert (await asyncio.to_thread(worker.answer)) == {"ready": True}
+        assert (await asyncio.to_thread(worker.reply)) == {"ready": True}
         worker.send(op="append_forever", run_id=run_id)
-        reported = [(await asyncio.to_thread(worker.answer))["seq"] for _ in range(150)]
+        reported = [(await asyncio.to_thread(worker.reply))["seq"] for _ in range(150)]
         os.kill(worker.process.pid, signal.SIGKILL)
         reported += [line["seq"] for line in await asyncio.to_thread(worker.remaining)]
         assert worker.process.wait(timeout=WAIT) == -signal.SIGKILL
@@ -168,11 +111,11 @@ async def test_a_follower_sees_appends_made_by_another_process(
             received.append(event)
 
     follower = asyncio.create_task(follow())
-    worker = Worker(shared_url)
+    worker = _worker(shared_url)
     try:
-        assert (await asyncio.to_thread(worker.answer)) == {"ready": True}
+        assert (await asyncio.to_thread(worker.reply)) == {"ready": True}
         worker.send(op="append", run_id=run_id, count=5, complete=True)
-        assert (await asyncio.to_thread(worker.answer)) == {"seqs": [1, 2, 3, 4, 5, 6]}
+        assert (await asyncio.to_thread(worker.reply)) == {"seqs": [1, 2, 3, 4, 5, 6]}
         await asyncio.wait_for(follower, WAIT)
     finally:
         follower.cancel()

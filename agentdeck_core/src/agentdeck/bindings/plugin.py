@@ -6,7 +6,7 @@ Declared as the entry point ``bindings = "agentdeck.bindings.plugin"`` of agentd
 
 from __future__ import annotations
 
-from agentdeck.bindings.terminal import Terminal
+from agentdeck.plugins.deferred import Deferred
 from agentdeck.plugins.hookspecs import RegisterNamed, hookimpl
 from agentdeck.ports import Binding
 
@@ -14,7 +14,7 @@ from agentdeck.ports import Binding
 @hookimpl
 def agentdeck_register_bindings(register: RegisterNamed[Binding]) -> None:
     register(
-        Terminal.name,
-        Terminal,
+        "terminal",
+        Deferred("agentdeck.bindings.terminal:Terminal"),
         description="a chat on the terminal: streamed replies, questions asked inline",
     )

@@ -19,12 +19,13 @@ import contextlib
 import functools
 import io
 import json
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from agentdeck.errors import AgentDeckError, ConfigError
 
@@ -66,7 +67,13 @@ class Command:
     configure: Callable[[argparse.ArgumentParser], None] = lambda parser: None
     run: Callable[[argparse.Namespace], int] | None = None
     description: str = ""
-    subcommands: tuple[Command, ...] = field(default=())
+    subcommands: tuple[Command | CommandRef, ...] = field(default=())
+    """The nested commands, each defined here or referenced by a :class:`CommandRef` (imported
+    only when a command line names it, as the top-level ones are)."""
+
+    def loaded_subcommands(self) -> tuple[Command, ...]:
+        """:attr:`subcommands` with every reference imported."""
+        return tuple(_loaded(child) for child in self.subcommands)
 
 
 # =========================================================================== agentdeck plugins
@@ -264,6 +271,11 @@ COMMAND_MODULES: tuple[CommandRef, ...] = (
         "agentdeck.cli.project:SERVE",
     ),
     CommandRef(
+        "worker",
+        "play the runs a project's clients queued (needs AGENTDECK_EXECUTION, e.g. Temporal)",
+        "agentdeck.cli.worker:WORKER",
+    ),
+    CommandRef(
         "runs",
         "list, show, follow, answer, signal, retry, fork and prune runs in any configured store",
         "agentdeck.cli.runs.command:RUNS",
@@ -283,18 +295,23 @@ def commands() -> list[Command]:
     return [*BUILTIN_COMMANDS, *(reference.load() for reference in COMMAND_MODULES)]
 
 
+def _loaded(command: Command | CommandRef) -> Command:
+    return command.load() if isinstance(command, CommandRef) else command
+
+
 def build_parser(
     *, width: int | None = None, argv: Sequence[str] | None = None
 ) -> argparse.ArgumentParser:
     """The command tree. ``width`` fixes the help's line width (default: the terminal's),
     so the generated reference does not depend on who generated it.
 
-    With ``argv``, only the command it names is imported and configured; every other command
-    is a placeholder carrying its name and help (enough for ``agentdeck --help`` and for
-    argparse's "invalid choice" message). Without ``argv`` the whole tree is built.
+    With ``argv``, only the commands it names (``runs``, then ``list`` under it) are imported
+    and configured; every other command is a placeholder carrying its name and help (enough
+    for ``--help`` listings and for argparse's "invalid choice" message). Without ``argv`` the
+    whole tree is built.
     """
     formatter = functools.partial(argparse.HelpFormatter, width=width)
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="AgentDeck: a harness for AI agents you have to operate.",
         formatter_class=formatter,
@@ -303,32 +320,51 @@ def build_parser(
         "--version", action=_VersionAction, nargs=0, help="show the version and exit"
     )
     add_logging_options(parser)
-    wanted = None if argv is None else _named_command(argv)
-    children: list[Command | CommandRef] = list(BUILTIN_COMMANDS)
-    for reference in COMMAND_MODULES:
-        children.append(reference.load() if argv is None or reference.name == wanted else reference)
-    _add_subcommands(parser, children, formatter)
+    children: list[Command | CommandRef] = [*BUILTIN_COMMANDS, *COMMAND_MODULES]
+    _add_subcommands(parser, children, formatter, None if argv is None else list(argv))
     return parser
 
 
-def _named_command(argv: Sequence[str]) -> str | None:
-    """The first argument that is neither an option nor an option's value: the command a
-    command line names (``agentdeck --log-level debug runs list`` names ``runs``)."""
+def _named_command(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The first argument that is neither an option nor an option's value -- the command a
+    command line names (``agentdeck --log-level debug runs list`` names ``runs``) -- and the
+    arguments after it, where its own subcommand is named."""
     skip = False
-    for argument in argv:
+    for index, argument in enumerate(argv):
         if skip:
             skip = False
         elif argument == "--":
-            return None
+            return None, []
         elif argument in _VALUED_OPTIONS:
             skip = True
         elif not argument.startswith("-"):
-            return argument
-    return None
+            return argument, list(argv[index + 1 :])
+    return None, []
 
 
 _VALUED_OPTIONS = frozenset({"--log-level"})
-"""The top-level options followed by a value (argparse also accepts ``--log-level=debug``)."""
+"""The options every command accepts that are followed by a value (argparse also accepts
+``--log-level=debug``). A command with subcommands takes no other options of its own."""
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose "invalid choice" message (an unknown command or subcommand, a
+    value outside a fixed set) ends with the closest choices: ``did you mean 'list'?``.
+
+    Subparsers are built with the parser's own class, so every level of the tree has it.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        found = _INVALID_CHOICE.search(message)
+        if found is not None:
+            from agentdeck.errors import did_you_mean
+
+            choices = re.findall(r"'([^']*)'", found.group("choices"))
+            message += did_you_mean(found.group("given"), choices)
+        super().error(message)
 
 
 class _VersionAction(argparse.Action):
@@ -361,14 +397,19 @@ def _add_subcommands(
     parser: argparse.ArgumentParser,
     children: Sequence[Command | CommandRef],
     formatter: Callable[..., argparse.HelpFormatter],
+    argv: list[str] | None,
 ) -> None:
+    """Add ``children`` under ``parser``; with ``argv`` (what follows the parent on the command
+    line), only the child it names is imported, the others are listed by name and help."""
+    wanted, rest = (None, []) if argv is None else _named_command(argv)
     subparsers = parser.add_subparsers(
         title="commands", metavar="{" + ",".join(c.name for c in children) + "}"
     )
-    for command in children:
-        if isinstance(command, CommandRef):  # not named on this command line: listed only
-            subparsers.add_parser(command.name, help=command.help)
+    for entry in children:
+        if argv is not None and entry.name != wanted:  # not named on this command line
+            subparsers.add_parser(entry.name, help=entry.help)
             continue
+        command = _loaded(entry)
         child = subparsers.add_parser(
             command.name,
             help=command.help,
@@ -378,7 +419,7 @@ def _add_subcommands(
         command.configure(child)
         add_logging_options(child, suppress=True)
         if command.subcommands:
-            _add_subcommands(child, command.subcommands, formatter)
+            _add_subcommands(child, command.subcommands, formatter, None if argv is None else rest)
         child.set_defaults(_run=command.run, _parser=child)
 
 
@@ -389,7 +430,7 @@ def command_paths() -> Iterator[list[str]]:
         for command in children:
             path = [*prefix, command.name]
             yield path
-            yield from walk(path, command.subcommands)
+            yield from walk(path, command.loaded_subcommands())
 
     yield from walk([], commands())
 

@@ -21,16 +21,23 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from enum import Enum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from agentdeck.bindings.transcript import Style
-from agentdeck.deck.deck import Deck
 from agentdeck.errors import ConfigError, InvalidInputError, NotFoundError
-from agentdeck.plugins.host import redact_url
-from agentdeck.ports import RunRecord
-from agentdeck.runtime.runtime import Runtime
-from agentdeck.settings import CoreSettings, Settings
+from agentdeck.plugins.urls import redact_url
 from agentdeck.vocabulary import SUSPENDED, TERMINAL, RunStatus
+
+if TYPE_CHECKING:
+    # The deck, the runtime and the transcript (and the pydantic models they build) are
+    # imported where a command needs them: the read commands go through agentdeck.reading
+    # and never load them, which is what keeps ``runs list`` quick.
+    from agentdeck.bindings.transcript import Style
+    from agentdeck.deck.deck import Deck
+    from agentdeck.model.status import OpenInterrupt
+    from agentdeck.ports import EventStore, RunRecord
+    from agentdeck.reading import RunReader
+    from agentdeck.runtime.runtime import Runtime
+    from agentdeck.settings import Settings
 
 __all__ = [
     "EXIT_FAILED",
@@ -44,8 +51,11 @@ __all__ = [
     "add_state_options",
     "describe_state",
     "exit_status_for",
+    "find_record",
     "find_run",
+    "interrupt_dict",
     "open_deck",
+    "open_reader_for",
     "parse_duration",
     "parse_input",
     "record_dict",
@@ -63,12 +73,6 @@ EXIT_USAGE = 2
 """Bad arguments or configuration."""
 EXIT_SUSPENDED = 3
 """The run stopped without finishing: it waits for an answer or is paused."""
-
-EPILOG_STATE = (
-    "Where the runs are: --events/--control URLs, else AGENTDECK_EVENTS / AGENTDECK_CONTROL, "
-    "else AGENTDECK_STATE (and config.yaml). Exit status: 0 ok, 1 failed, 2 usage or "
-    "configuration error, 3 the run is suspended."
-)
 
 log = logging.getLogger("agentdeck.cli")
 
@@ -115,9 +119,12 @@ def state_settings(args: argparse.Namespace) -> Settings:
     """The deck settings with the command line's ``--events`` / ``--control`` applied.
 
     ``--control`` alone also moves the event log there when no event store is configured at
-    all, following the one-place-for-state rule (``AGENTDECK_STATE``): the documented
+    all (the default file, or ``memory://``), following the one-place-for-state rule
+    (``AGENTDECK_STATE``): the documented
     ``runs signal RUN VERB --control-db state.db`` then finds the run in the same file.
     """
+    from agentdeck.settings import CoreSettings, Settings
+
     events: str | None = getattr(args, "events", None)
     control: str | None = getattr(args, "control", None)
     control_db: str | None = getattr(args, "control_db", None)
@@ -134,7 +141,12 @@ def state_settings(args: argparse.Namespace) -> Settings:
     if events is not None:
         overrides["events"] = events
     settings = Settings.load(overrides={CoreSettings.section: overrides} if overrides else None)
-    if control is not None and events is None and settings.events_url == "memory://":
+    if (
+        control is not None
+        and events is None
+        and settings.core.events is None
+        and (settings.state_is_default or settings.state_url == "memory://")
+    ):
         overrides["events"] = control
         settings = Settings.load(overrides={CoreSettings.section: overrides})
     return settings
@@ -143,18 +155,23 @@ def state_settings(args: argparse.Namespace) -> Settings:
 def _require_readable_store(settings: Settings) -> None:
     if settings.events_url == "memory://":
         raise ConfigError(
-            "no event store is configured, so there are no runs to read: memory:// is a fresh, "
-            "in-process log. Set AGENTDECK_STATE (e.g. sqlite:///state.db) to the store the "
-            "deck writes, or pass --events URL",
+            f"{settings.events_setting}=memory:// is a fresh, in-process log, so there are no "
+            "runs to read: set it to the store the deck writes (unset, that is "
+            ".agentdeck/state.db), or pass --events URL",
             setting=settings.events_setting,
         )
 
 
 @asynccontextmanager
 async def open_deck(
-    args: argparse.Namespace, *, project: str | None = None, need_store: bool = True
+    args: argparse.Namespace,
+    *,
+    project: str | None = None,
+    need_store: bool = True,
 ) -> AsyncIterator[Deck]:
     """An open deck on the configured state: the project's, or one with no engines."""
+    from agentdeck.deck.deck import Deck
+
     settings = state_settings(args)
     log.debug("opening a deck on %s", describe_state(settings))
     if project is not None:
@@ -167,6 +184,27 @@ async def open_deck(
         yield deck
 
 
+@asynccontextmanager
+async def open_reader_for(args: argparse.Namespace) -> AsyncIterator[RunReader]:
+    """The configured store and control port, opened read-only and without a deck: no
+    engines, no runtime, no sweep, nothing written or created (see :mod:`agentdeck.reading`)."""
+    from agentdeck.reading import open_reader
+
+    settings = state_settings(args)
+    log.debug("reading %s", describe_state(settings))
+    _require_readable_store(settings)
+    async with open_reader(settings) as reader:
+        yield reader
+
+
+async def find_record(store: EventStore, run_id: str) -> RunRecord:
+    """The record of run ``run_id`` in ``store``; :class:`NotFoundError` if it has none."""
+    record = await store.get_run(run_id)
+    if record is None:
+        raise NotFoundError(f"no run with id '{run_id}' in this store", what="run", name=run_id)
+    return record
+
+
 def runtime_of(deck: Deck) -> Runtime:
     """The runtime of an open deck, from its run service: the commands are its operator, and
     act through it as ``Run`` handles do."""
@@ -175,10 +213,7 @@ def runtime_of(deck: Deck) -> Runtime:
 
 async def find_run(deck: Deck, run_id: str) -> RunRecord:
     """The record of run ``run_id`` in the deck's store; :class:`NotFoundError` if it has none."""
-    record = await runtime_of(deck).store.get_run(run_id)
-    if record is None:
-        raise NotFoundError(f"no run with id '{run_id}' in this store", what="run", name=run_id)
-    return record
+    return await find_record(runtime_of(deck).store, run_id)
 
 
 def describe_state(settings: Settings) -> str:
@@ -245,9 +280,21 @@ class Output:
     def __init__(self, as_json: bool = False, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stdout
         self.as_json = as_json
-        self.style = Style.for_stream(self.stream)
+        self._style: Style | None = None
+
+    @property
+    def style(self) -> Style:
+        """The stream's style, built on first use (JSON output never needs one)."""
+        if self._style is None:
+            from agentdeck.bindings.transcript import Style
+
+            self._style = Style.for_stream(self.stream)
+        return self._style
+
+    @property
+    def terminal(self) -> bool:
         isatty = getattr(self.stream, "isatty", None)
-        self.terminal = bool(isatty and isatty()) and self.style.color
+        return bool(isatty and isatty()) and self.style.color
 
     def line(self, text: str = "") -> None:
         self.stream.write(text + "\n")
@@ -291,6 +338,19 @@ def record_dict(record: RunRecord) -> dict[str, Any]:
         "updated_at": moment(record.updated_at),
         "last_seq": record.last_seq,
         "wake_at": moment(record.wake_at),
+    }
+
+
+def interrupt_dict(interrupt: OpenInterrupt) -> dict[str, Any]:
+    """An open question as JSON data, with the fields of an item of ``pending`` in ``GET
+    /runs/{id}`` (``interrupt_id``, ``seq``, ``reason``, ``payload``, ``expected``)."""
+    expected = interrupt.expected
+    return {
+        "interrupt_id": interrupt.interrupt_id,
+        "seq": interrupt.seq,
+        "reason": interrupt.reason,
+        "payload": interrupt.payload,
+        "expected": expected.model_dump(mode="json") if expected is not None else None,
     }
 
 

@@ -22,7 +22,7 @@ from agentdeck.bindings.transcript import (
     describe_question,
     expected_hint,
 )
-from agentdeck.cli.common import record_dict
+from agentdeck.cli.common import interrupt_dict, record_dict
 from agentdeck.model.content import DataBlock
 from agentdeck.model.events import Event
 from agentdeck.model.payloads import (
@@ -113,16 +113,7 @@ def node_dict(node: RunNode) -> dict[str, Any]:
     """The tree as JSON data: the record, open questions, pending control, events, children."""
     return {
         "run": record_dict(node.record),
-        "open_interrupts": [
-            {
-                "interrupt_id": i.interrupt_id,
-                "seq": i.seq,
-                "payload": i.payload,
-                "reason": i.reason,
-                "expected": i.expected.model_dump(mode="json") if i.expected is not None else None,
-            }
-            for i in node.state.interrupts
-        ],
+        "pending": [interrupt_dict(i) for i in node.state.interrupts],
         "pending_control": [
             {"verb": str(s.verb), "reason": s.reason, "requested_at": s.requested_at.isoformat()}
             for s in node.control

@@ -48,10 +48,12 @@ from agentdeck.observing.hub import ObserverHub
 from agentdeck.observing.metrics import RunMetrics
 from agentdeck.observing.tracing.context import trace_context as validated_trace_context
 from agentdeck.plugins.host import (
+    EVENT_STORES,
     OBSERVERS,
     SESSION_FACTORIES,
     PluginHost,
     default_host,
+    redact_url,
     scheme_of,
 )
 from agentdeck.ports import (
@@ -60,14 +62,17 @@ from agentdeck.ports import (
     Engine,
     EngineRequest,
     EventStore,
+    Execution,
     Invocable,
     LeasePort,
     Observer,
     SessionFactory,
 )
 from agentdeck.runtime.config import Budget, RuntimeConfig, StartRequest
+from agentdeck.runtime.in_process import InProcessExecution
 from agentdeck.runtime.recording import closing
 from agentdeck.runtime.runtime import Runtime
+from agentdeck.runtime.tasks import stop_task
 from agentdeck.settings import Settings
 from agentdeck.vocabulary import ENDING_KINDS, ControlVerb, RunStatus
 
@@ -141,11 +146,13 @@ class Deck:
         self._invocables: dict[str, Invocable] = {}
         self._resolved: dict[str, Invocable] = {}  # name as addressed -> invocable (see _resolve)
         self._sessions: SessionFactory | None = None
+        self._execution: Execution | None = None
         self._runtime: Runtime | None = None
         self._opened: list[Any] = []
         self._hub: ObserverHub | None = None
         self._metrics = RunMetrics()
         self._sweeper: asyncio.Task[None] | None = None
+        self._walked_away: set[asyncio.Task[None]] = set()
         self._service = RunService()
         self.runs = Runs(self, self._service)
 
@@ -156,7 +163,9 @@ class Deck:
         Reads ``agents/<bundle>/agent.py``, ``workflows/<bundle>/workflow.py``,
         ``skills/*/SKILL.md`` and the ``.mcp.json`` next to the directory. The project's modules
         are imported under a namespace private to this deck, so two projects never read each
-        other's bundles. Other keyword arguments are the constructor's.
+        other's bundles. Unless ``AGENTDECK_STATE`` says otherwise, the deck's state is the file
+        ``state.db`` in this directory (created when the deck first opens). Other keyword
+        arguments are the constructor's.
         """
         sources = discover_project(path)
         deck = cls(
@@ -222,6 +231,9 @@ class Deck:
             return self
         host = self._plugin_host()
         settings = self._given_settings or Settings.load()
+        if self._sources is not None:
+            # A project's state defaults to its own directory, wherever the process started.
+            settings = settings.for_project(self._sources.project)
         settings.register(*host.settings_sections())
         self._catalog.validate(context=self._context_type)
         if self._observers is not None:
@@ -249,7 +261,8 @@ class Deck:
             definition = self._catalog.resolve(name)
             engine = _engine_for(definition, engines)
             invocables[name] = engine.compile(definition)
-        self._settings, self._sessions = settings, sessions
+        execution = self._configured_execution(host, settings)
+        self._settings, self._sessions, self._execution = settings, sessions, execution
         self._engines, self._invocables = engines, invocables
         self._state = DeckState.BUILT
         self._service.deck_moved(self._state.value)
@@ -305,6 +318,10 @@ class Deck:
             for engine in self._engines.values():
                 await engine.open()
                 self._opened.append(engine)
+            execution = self._execution
+            assert execution is not None
+            await execution.open()
+            self._opened.append(execution)
         except BaseException:
             await self._teardown()
             raise
@@ -321,10 +338,15 @@ class Deck:
                 stale_run_after=runtime_settings.stale_run_after_seconds,
                 lease_ttl=runtime_settings.lease_ttl_seconds,
                 sweep_interval=runtime_settings.sweep_interval_seconds,
-                max_suspended=runtime_settings.max_suspended,
+                # Where runs queue for workers, a parked run continues wherever its execution
+                # places it: a body kept here would hold memory for a run held nowhere.
+                max_suspended=0 if execution.queues else runtime_settings.max_suspended,
             ),
+            execution=execution,
         )
-        self._sweeper = asyncio.create_task(self._runtime.sweep_forever(), name="deck-sweep")
+        if not execution.queues:
+            # An execution that queues runs owns their liveness, timers and waits itself.
+            self._sweeper = asyncio.create_task(self._runtime.sweep_forever(), name="deck-sweep")
         self._state = DeckState.OPEN
         self._service.deck_moved(self._state.value, self._runtime)
 
@@ -334,15 +356,17 @@ class Deck:
             return
         self._state = DeckState.CLOSED
         self._service.deck_moved(self._state.value)
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-        if self._runtime is not None:
-            await self._runtime.close()
-        await self._teardown()
-        if self._sources is not None:
-            self._sources.unload()
+        try:
+            if self._walked_away:  # cancels of abandoned streams land before the store closes
+                await asyncio.gather(*self._walked_away, return_exceptions=True)
+            if self._sweeper is not None:
+                await stop_task(self._sweeper)  # a close that is itself cancelled says so
+        finally:
+            if self._runtime is not None:
+                await self._runtime.close()
+            await self._teardown()
+            if self._sources is not None:
+                self._sources.unload()
 
     async def _teardown(self) -> None:
         if self._hub is not None:
@@ -437,11 +461,66 @@ class Deck:
                         return
         finally:
             if not ended and self.is_open:
-                # A run that finished meanwhile needs no cancel: not a refusal to report.
-                with contextlib.suppress(RunFinishedError):
-                    await service.request_control(
-                        run.id, ControlVerb.CANCEL, "the stream's consumer went away"
-                    )
+                await self._cancel_walked_away(run.id)
+
+    async def _cancel_walked_away(self, run_id: str) -> None:
+        """Cancel the run of a stream whose consumer went away, also when it went away by
+        being cancelled.
+
+        A server whose client hangs up cancels the task streaming to it, and Starlette does that
+        through an anyio cancel scope, which cancels every later await in that task too: the
+        request would be cut off at its first store round trip (on SQLite always), leaving the
+        run playing on for nobody. So the request is made shielded from such a scope; one cut
+        off all the same (a plain ``task.cancel()`` arriving meanwhile) is made again by a task
+        of its own, which closing the deck waits for.
+        """
+        import anyio  # here, not at the top: the CLI's read-only commands import this module
+
+        with anyio.CancelScope(shield=True):
+            try:
+                await self._request_walked_away_cancel(run_id)
+            except asyncio.CancelledError:
+                again = asyncio.get_running_loop().create_task(
+                    self._request_walked_away_cancel(run_id), name=f"cancel-walked-away:{run_id}"
+                )
+                self._walked_away.add(again)
+                again.add_done_callback(self._walked_away.discard)
+                raise
+
+    async def _request_walked_away_cancel(self, run_id: str) -> None:
+        try:
+            await self._service.request_control(
+                run_id, ControlVerb.CANCEL, "the stream's consumer went away"
+            )
+        except RunFinishedError:
+            pass  # it finished meanwhile: nothing to cancel, nothing to report
+        except Exception:
+            # Nobody is left to raise this to (the consumer is gone).
+            log.exception("cancelling run %s after its stream's consumer went away failed", run_id)
+
+    # ------------------------------------------------------------------------------- working
+
+    async def work(self, *, concurrency: int = 1) -> None:
+        """Serve as a worker of this deck's execution until cancelled: take queued runs from
+        it and play them here, at most ``concurrency`` at a time (``agentdeck worker``).
+
+        Opens the deck if it is not open yet, and then closes it when the work stops. A deck
+        whose runs play in-process (``AGENTDECK_EXECUTION`` unset) has nothing to take and
+        raises :class:`ConfigError`, as does a ``concurrency`` below 1.
+        """
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ConfigError(
+                f"concurrency must be a whole number >= 1, not {concurrency!r}",
+                setting="--concurrency",
+            )
+        opened_here = not self.is_open
+        await self.open()
+        try:
+            runtime = self._service.runtime
+            await runtime.execution.work(runtime, concurrency=concurrency)
+        finally:
+            if opened_here:
+                await self.aclose()
 
     # ------------------------------------------------------------------------------- serving
 
@@ -569,6 +648,32 @@ class Deck:
         if url == "local://" and scheme_of(url) not in host.schemes(SESSION_FACTORIES):
             return None
         return host.session_factory(self._request(url, settings), setting="AGENTDECK_SESSION")
+
+    def _configured_execution(self, host: PluginHost, settings: Settings) -> Execution:
+        """The execution ``AGENTDECK_EXECUTION`` names (in-process when unset). One that queues
+        runs for workers is refused on an event store other processes cannot read: its workers
+        would find nothing to play, and the deck would wait for runs nobody can take."""
+        url = settings.core.execution
+        if url is None:
+            return InProcessExecution()
+        execution = host.execution(self._request(url, settings), setting="AGENTDECK_EXECUTION")
+        if execution.queues:
+            store = self._given_events or host.backend(
+                EVENT_STORES,
+                self._request(settings.events_url, settings),
+                setting=settings.events_setting,
+            )
+            if not (store.durable and store.shared):
+                raise ConfigError(
+                    f"AGENTDECK_EXECUTION={redact_url(url)!r} hands runs to workers in other "
+                    f"processes, which read them from the state store; {settings.events_setting}"
+                    f"={redact_url(store.url or settings.events_url)!r} is "
+                    f"{'not durable' if not store.durable else 'not shared'} across "
+                    "processes. Use a shared durable store: postgresql://..., redis://..., or "
+                    "sqlite:///path on one machine",
+                    setting="AGENTDECK_EXECUTION",
+                )
+        return execution
 
     def _resolve_observers(self, host: PluginHost, settings: Settings) -> list[Observer]:
         if self._observers is not None:

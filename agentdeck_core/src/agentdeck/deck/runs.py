@@ -68,7 +68,9 @@ class Run:
 
     def events(self, *, from_seq: int = 0, follow: bool = False) -> AsyncIterator[Event]:
         """This run's events: a snapshot by default; with ``follow=True``, tailed live until a
-        terminal event or a suspension (the same boundary ``deck.stream()`` ends at)."""
+        terminal event or a suspension the run is still in (the boundary ``deck.stream()`` ends
+        at; a suspension the log has moved past is streamed through, so following a finished
+        run from its start reaches its end)."""
         return self._service.events(self.id, from_seq=from_seq, follow=follow)
 
     async def pending(self) -> InterruptResult | None:

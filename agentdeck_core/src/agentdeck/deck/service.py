@@ -32,7 +32,7 @@ from agentdeck.ports import EventStore, RunPage, RunQuery, RunRecord
 from agentdeck.runtime.continuation import Answered
 from agentdeck.runtime.recording import closing
 from agentdeck.runtime.runtime import Runtime
-from agentdeck.vocabulary import ENDING_KINDS, ControlVerb
+from agentdeck.vocabulary import SUSPENDING_KINDS, TERMINAL_KINDS, ControlVerb
 
 __all__ = ["RunService", "recorded"]
 
@@ -135,7 +135,10 @@ class RunService:
     async def events(
         self, run_id: str, *, from_seq: int = 0, follow: bool = False
     ) -> AsyncIterator[Event]:
-        """The run's events: a snapshot, or with ``follow`` tailed live until an ending."""
+        """The run's events: a snapshot, or with ``follow`` tailed live until an ending: a
+        terminal event, or a suspension the run is still in. A suspension the log has already
+        moved past (a question since answered, a pause resumed, a parked run cancelled) does not
+        end the follow: replaying a finished run from its start reaches its real end."""
         from_seq = checked_seq(from_seq)
         store = self.store
         if not follow:
@@ -145,8 +148,12 @@ class RunService:
         async with closing(store.follow(run_id, from_seq=from_seq)) as log:
             async for event in log:
                 yield event
-                if event.kind in ENDING_KINDS:
+                if event.kind in TERMINAL_KINDS:
                     return
+                if event.kind in SUSPENDING_KINDS:
+                    record = await store.get_run(run_id)
+                    if record is None or record.last_seq <= event.seq:
+                        return  # suspended there now: the follow's end
 
     def played_ending(self, run_id: str) -> Awaitable[Event | None]:
         """The ending this process's play of the run records next (``None`` at once if this

@@ -16,7 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from agentdeck.memory.store import SCHEME, instance_name
+from agentdeck.memory.store import SCHEME, instance_name, read_only_error
 from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.ports import BackendRequest, ControlPort, ControlSignal
 from agentdeck.storage import checked_verb
@@ -44,10 +44,10 @@ _NAMED: dict[str, _Signals] = {}
 _NAMED_LOCK = threading.Lock()
 
 
-def _named(name: str) -> _Signals:
+def _named(name: str, *, create: bool = True) -> _Signals | None:
     with _NAMED_LOCK:
         signals = _NAMED.get(name)
-        if signals is None:
+        if signals is None and create:
             signals = _NAMED[name] = _Signals()
         return signals
 
@@ -58,12 +58,21 @@ class MemoryControlPort(ControlPort):
     shared: ClassVar[bool] = False
 
     def __init__(
-        self, *, name: str | None = None, clock: Clock | None = None, url: str | None = None
+        self,
+        *,
+        name: str | None = None,
+        clock: Clock | None = None,
+        url: str | None = None,
+        read_only: bool = False,
     ) -> None:
+        """``read_only``: every write raises :class:`~agentdeck.errors.StoreError`, and a name
+        no instance has yet reads as an empty one instead of creating it."""
         self.name = name
         self.url = url if url is not None else f"{SCHEME}://{name or ''}"
+        self.read_only = read_only
         self._clock: Clock = clock if clock is not None else SystemClock()
-        self._signals = _named(name) if name is not None else _Signals()
+        shared = _named(name, create=not read_only) if name is not None else None
+        self._signals = shared if shared is not None else _Signals()
 
     @property
     def request_count(self) -> RequestCount:
@@ -74,9 +83,16 @@ class MemoryControlPort(ControlPort):
     @classmethod
     def from_request(cls, request: BackendRequest) -> MemoryControlPort:
         """The factory the ``memory`` scheme registers: ``memory://`` or ``memory://<name>``."""
-        return cls(name=instance_name(request.url), clock=request.clock, url=request.url)
+        return cls(
+            name=instance_name(request.url),
+            clock=request.clock,
+            url=request.url,
+            read_only=request.read_only,
+        )
 
     async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
+        if self.read_only:
+            raise read_only_error(self.url, "requesting a control signal")
         wanted = checked_verb(verb)
         signals = self._signals
         with signals.lock:
@@ -101,6 +117,8 @@ class MemoryControlPort(ControlPort):
             )
 
     async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
+        if self.read_only:
+            raise read_only_error(self.url, "taking a control signal")
         wanted = checked_verb(verb)
         signals = self._signals
         with signals.lock:
@@ -113,6 +131,8 @@ class MemoryControlPort(ControlPort):
             return taken
 
     async def forget(self, run_ids: Collection[str]) -> None:
+        if self.read_only:
+            raise read_only_error(self.url, "forgetting control signals")
         signals = self._signals
         with signals.lock:
             for run_id in run_ids:

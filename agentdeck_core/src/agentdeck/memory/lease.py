@@ -8,12 +8,13 @@ that name. Expiry is a comparison with ``clock.now()``, never a timer, so a test
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import ClassVar
 
 from agentdeck.errors import InvalidInputError
-from agentdeck.memory.store import SCHEME, instance_name
+from agentdeck.memory.store import SCHEME, instance_name, read_only_error
 from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.ports import BackendRequest, LeasePort, LeaseState
 
@@ -34,10 +35,10 @@ _NAMED: dict[str, _Leases] = {}
 _NAMED_LOCK = threading.Lock()
 
 
-def _named(name: str) -> _Leases:
+def _named(name: str, *, create: bool = True) -> _Leases | None:
     with _NAMED_LOCK:
         leases = _NAMED.get(name)
-        if leases is None:
+        if leases is None and create:
             leases = _NAMED[name] = _Leases()
         return leases
 
@@ -69,22 +70,38 @@ class MemoryLeasePort(LeasePort):
     shared: ClassVar[bool] = False
 
     def __init__(
-        self, *, name: str | None = None, clock: Clock | None = None, url: str | None = None
+        self,
+        *,
+        name: str | None = None,
+        clock: Clock | None = None,
+        url: str | None = None,
+        read_only: bool = False,
     ) -> None:
+        """``read_only``: every write raises :class:`~agentdeck.errors.StoreError`, and a name
+        no instance has yet reads as an empty one instead of creating it."""
         self.name = name
         self.url = url if url is not None else f"{SCHEME}://{name or ''}"
+        self.read_only = read_only
         self._clock: Clock = clock if clock is not None else SystemClock()
-        self._leases = _named(name) if name is not None else _Leases()
+        shared = _named(name, create=not read_only) if name is not None else None
+        self._leases = shared if shared is not None else _Leases()
 
     @classmethod
     def from_request(cls, request: BackendRequest) -> MemoryLeasePort:
         """The factory the ``memory`` scheme registers: ``memory://`` or ``memory://<name>``."""
-        return cls(name=instance_name(request.url), clock=request.clock, url=request.url)
+        return cls(
+            name=instance_name(request.url),
+            clock=request.clock,
+            url=request.url,
+            read_only=request.read_only,
+        )
 
     def _now(self) -> datetime:
         return utc(self._clock.now())
 
     async def acquire(self, run_id: str, owner: str, ttl: float) -> bool:
+        if self.read_only:
+            raise read_only_error(self.url, "acquiring a lease")
         span = _ttl(ttl)
         leases = self._leases
         with leases.lock:
@@ -96,6 +113,8 @@ class MemoryLeasePort(LeasePort):
             return True
 
     async def renew(self, run_id: str, owner: str, ttl: float) -> bool:
+        if self.read_only:
+            raise read_only_error(self.url, "renewing a lease")
         span = _ttl(ttl)
         leases = self._leases
         with leases.lock:
@@ -107,6 +126,8 @@ class MemoryLeasePort(LeasePort):
             return True
 
     async def release(self, run_id: str, owner: str) -> None:
+        if self.read_only:
+            raise read_only_error(self.url, "releasing a lease")
         leases = self._leases
         with leases.lock:
             lease = leases.held.get(run_id)
@@ -129,3 +150,9 @@ class MemoryLeasePort(LeasePort):
                 if not now < expires_at
             )
         return [run_id for _, run_id in expired[: max(0, limit)]]
+
+    async def forget(self, run_ids: Collection[str]) -> None:
+        leases = self._leases
+        with leases.lock:
+            for run_id in run_ids:
+                leases.held.pop(run_id, None)

@@ -151,10 +151,12 @@ _NAMED: dict[str, MemoryLog] = {}
 _NAMED_LOCK = threading.Lock()
 
 
-def named_log(name: str) -> MemoryLog:
+def named_log(name: str, *, create: bool = True) -> MemoryLog | None:
+    """The process-wide log called ``name``; made on first use unless ``create`` is false
+    (a read-only handle reads what exists and makes nothing)."""
     with _NAMED_LOCK:
         log = _NAMED.get(name)
-        if log is None:
+        if log is None and create:
             log = _NAMED[name] = MemoryLog()
         return log
 

@@ -6,9 +6,7 @@ host loads it through the same path (and the same allow/block switch) as a third
 
 from __future__ import annotations
 
-from agentdeck.memory.control import MemoryControlPort
-from agentdeck.memory.lease import MemoryLeasePort
-from agentdeck.memory.store import SCHEME, MemoryEventStore
+from agentdeck.plugins.deferred import Deferred
 from agentdeck.plugins.hookspecs import RegisterScheme, hookimpl
 from agentdeck.ports import ControlPort, EventStore, LeasePort
 
@@ -16,8 +14,8 @@ from agentdeck.ports import ControlPort, EventStore, LeasePort
 @hookimpl
 def agentdeck_register_event_stores(register: RegisterScheme[EventStore]) -> None:
     register(
-        SCHEME,
-        MemoryEventStore.from_request,
+        "memory",
+        Deferred("agentdeck.memory.store:MemoryEventStore.from_request"),
         description="in-process event log (not durable); memory://<name> shares one by name",
     )
 
@@ -25,8 +23,8 @@ def agentdeck_register_event_stores(register: RegisterScheme[EventStore]) -> Non
 @hookimpl
 def agentdeck_register_control_ports(register: RegisterScheme[ControlPort]) -> None:
     register(
-        SCHEME,
-        MemoryControlPort.from_request,
+        "memory",
+        Deferred("agentdeck.memory.control:MemoryControlPort.from_request"),
         description="in-process control signals; memory://<name> shares one by name",
     )
 
@@ -34,7 +32,7 @@ def agentdeck_register_control_ports(register: RegisterScheme[ControlPort]) -> N
 @hookimpl
 def agentdeck_register_lease_ports(register: RegisterScheme[LeasePort]) -> None:
     register(
-        SCHEME,
-        MemoryLeasePort.from_request,
+        "memory",
+        Deferred("agentdeck.memory.lease:MemoryLeasePort.from_request"),
         description="in-process liveness leases on the deck's clock",
     )

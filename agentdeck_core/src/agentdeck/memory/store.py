@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import ClassVar
 
-from agentdeck.errors import ConfigError
+from agentdeck.errors import ConfigError, StoreError
 from agentdeck.memory.log import (
     MemoryLog,
     MemoryRun,
@@ -68,7 +68,7 @@ from agentdeck.storage import (
 )
 from agentdeck.vocabulary import TERMINAL, TERMINAL_KINDS, RunStatus
 
-__all__ = ["MemoryEventStore", "instance_name"]
+__all__ = ["MemoryEventStore", "instance_name", "read_only_error"]
 
 SCHEME = "memory"
 
@@ -93,6 +93,16 @@ def instance_name(url: str) -> str | None:
     return name or None
 
 
+def read_only_error(url: str, operation: str) -> StoreError:
+    """What a write on a handle opened with ``BackendRequest(read_only=True)`` raises."""
+    return StoreError(
+        f"{operation} refused: this handle was opened read-only (a reader such as "
+        "`agentdeck runs list` never writes); open it without read_only to write",
+        backend="memory",
+        url=url,
+    )
+
+
 _system_now = functools.partial(datetime.now, UTC)
 """What :meth:`SystemClock.now` returns, called without a Python frame."""
 
@@ -112,23 +122,37 @@ class MemoryEventStore(EventStore):
     shared: ClassVar[bool] = False
 
     def __init__(
-        self, *, name: str | None = None, clock: Clock | None = None, url: str | None = None
+        self,
+        *,
+        name: str | None = None,
+        clock: Clock | None = None,
+        url: str | None = None,
+        read_only: bool = False,
     ) -> None:
+        """``read_only``: every write raises :class:`~agentdeck.errors.StoreError`, and a name
+        no log has yet reads as an empty log instead of creating one."""
         self.name = name
         self.url = url if url is not None else f"{SCHEME}://{name or ''}"
+        self.read_only = read_only
         self._clock: Clock = clock if clock is not None else SystemClock()
         # The system clock read without its method call (every append reads the time).
         self._now: Callable[[], datetime] = (
             _system_now if type(self._clock) is SystemClock else self._clock.now
         )
-        self._log = named_log(name) if name is not None else MemoryLog()
+        shared = named_log(name, create=not read_only) if name is not None else None
+        self._log = shared if shared is not None else MemoryLog()
         self._closed = False
         self._parked: set[asyncio.Future[None]] = set()
 
     @classmethod
     def from_request(cls, request: BackendRequest) -> MemoryEventStore:
         """The factory the ``memory`` scheme registers: ``memory://`` or ``memory://<name>``."""
-        return cls(name=instance_name(request.url), clock=request.clock, url=request.url)
+        return cls(
+            name=instance_name(request.url),
+            clock=request.clock,
+            url=request.url,
+            read_only=request.read_only,
+        )
 
     async def close(self) -> None:
         """End this handle's followers. The data stays (a named log outlives its handles)."""
@@ -139,6 +163,8 @@ class MemoryEventStore(EventStore):
     # -- opening runs -------------------------------------------------------------------------
 
     async def open_run(self, new: NewRun, *, takeover: Takeover | None = None) -> OpenOutcome:
+        if self.read_only:
+            raise read_only_error(self.url, "opening a run")
         started = checked_started(new)
         namespace, session_id, key = new.namespace, new.session_id, new.key
         log = self._log
@@ -208,6 +234,8 @@ class MemoryEventStore(EventStore):
         expect: Collection[RunStatus] | None = None,
         expect_seq: int | None = None,
     ) -> list[Event]:
+        if self.read_only:
+            raise read_only_error(self.url, "appending")
         if expect is None and expect_seq is None and len(payloads) == 1:
             payload = payloads[0]
             if type(payload) in KNOWN_PAYLOADS and payload.kind not in FOLDED_KINDS:
@@ -380,6 +408,8 @@ class MemoryEventStore(EventStore):
     # -- pruning ------------------------------------------------------------------------------
 
     async def prune(self, query: PruneQuery) -> int:
+        if self.read_only:
+            raise read_only_error(self.url, "pruning")
         statuses = prunable(query)
         log = self._log
         removed = 0
@@ -406,6 +436,8 @@ class MemoryEventStore(EventStore):
     # -- engine state -------------------------------------------------------------------------
 
     async def put_state(self, run_id: str, name: str, value: bytes) -> None:
+        if self.read_only:
+            raise read_only_error(self.url, "writing engine state")
         data = bytes(value)
         with self._log.lock:
             self._log.engine_state.setdefault(run_id, {})[name] = data
@@ -414,6 +446,8 @@ class MemoryEventStore(EventStore):
         return self._log.engine_state.get(run_id, {}).get(name)
 
     async def delete_state(self, run_id: str, name: str) -> None:
+        if self.read_only:
+            raise read_only_error(self.url, "deleting engine state")
         log = self._log
         with log.lock:
             area = log.engine_state.get(run_id)

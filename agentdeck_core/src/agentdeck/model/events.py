@@ -72,7 +72,7 @@ class SchemaVersion(BaseModel):
     minor: int
 
 
-SCHEMA_VERSION = SchemaVersion(major=1, minor=1)
+SCHEMA_VERSION = SchemaVersion(major=1, minor=2)
 """The version this release writes. Readers accept any minor of the same major."""
 
 

@@ -68,10 +68,12 @@ __all__ = [
     "PlanUpdated",
     "Report",
     "RunCancelled",
+    "RunClaimed",
     "RunCompleted",
     "RunFailed",
     "RunInterrupted",
     "RunPaused",
+    "RunQueued",
     "RunResumed",
     "RunStarted",
     "StepCompleted",
@@ -255,6 +257,28 @@ class RunResumed(_Payload):
     kind: Literal["run.resumed"] = "run.resumed"
     reason: str | None = None
     interrupt_id: str | None = None
+
+
+class RunQueued(_Payload):
+    """The run was admitted to an execution that queues runs for workers (Temporal's, for
+    instance) and waits there, ``queued``, until one claims it. Written right after
+    ``run.started``; what the execution was told is the run's id, never its content.
+    """
+
+    KIND: ClassVar[str] = "run.queued"
+    kind: Literal["run.queued"] = "run.queued"
+    execution: str
+    """The scheme of the execution it was admitted to (``temporal``)."""
+
+
+class RunClaimed(_Payload):
+    """A worker took the queued run and plays it from here. A conditional append: of several
+    workers handed one run, exactly one claims it."""
+
+    KIND: ClassVar[str] = "run.claimed"
+    kind: Literal["run.claimed"] = "run.claimed"
+    worker: str
+    """Who plays it (``host:pid:tag`` of the worker's runtime)."""
 
 
 class RunInterrupted(_Payload):
@@ -538,6 +562,8 @@ PAYLOAD_TYPES: tuple[type[_Payload], ...] = (
     RunCancelled,
     RunPaused,
     RunResumed,
+    RunQueued,
+    RunClaimed,
     RunInterrupted,
     AnswerRecorded,
     AnswerRefused,
@@ -578,6 +604,8 @@ Payload = Annotated[
     | Annotated[RunCancelled, Tag("run.cancelled")]
     | Annotated[RunPaused, Tag("run.paused")]
     | Annotated[RunResumed, Tag("run.resumed")]
+    | Annotated[RunQueued, Tag("run.queued")]
+    | Annotated[RunClaimed, Tag("run.claimed")]
     | Annotated[RunInterrupted, Tag("run.interrupted")]
     | Annotated[AnswerRecorded, Tag("answer.recorded")]
     | Annotated[AnswerRefused, Tag("answer.refused")]

@@ -47,6 +47,8 @@ _KIND_TO_STATUS: Mapping[str, RunStatus] = MappingProxyType(
     {
         "run.started": RunStatus.RUNNING,
         "run.resumed": RunStatus.RUNNING,
+        "run.queued": RunStatus.QUEUED,
+        "run.claimed": RunStatus.RUNNING,
         "run.paused": RunStatus.PAUSED,
         "run.interrupted": RunStatus.WAITING_ANSWER,
         "run.completed": RunStatus.COMPLETED,
@@ -58,8 +60,19 @@ _KIND_TO_STATUS: Mapping[str, RunStatus] = MappingProxyType(
 TRANSITIONS: Mapping[RunStatus | None, frozenset[str]] = MappingProxyType(
     {
         None: frozenset({"run.started"}),
+        # A run admitted to an execution that queues is queued right after it is opened, and
+        # leaves the queue when a worker claims it (or it is cancelled, or fails to be handed
+        # over) -- only ever once: a queued run's next status is never queued again.
+        RunStatus.QUEUED: frozenset({"run.claimed", "run.cancelled", "run.failed"}),
         RunStatus.RUNNING: frozenset(
-            {"run.paused", "run.interrupted", "run.completed", "run.failed", "run.cancelled"}
+            {
+                "run.queued",
+                "run.paused",
+                "run.interrupted",
+                "run.completed",
+                "run.failed",
+                "run.cancelled",
+            }
         ),
         RunStatus.PAUSED: frozenset({"run.resumed", "run.cancelled"}),
         # A second question while one is open keeps the run waiting: several may be open at once.
@@ -222,6 +235,18 @@ _RUNNING_ROW: Mapping[Operation, Rule] = MappingProxyType(
     }
 )
 
+_QUEUED_ROW: Mapping[Operation, Rule] = MappingProxyType(
+    {
+        Operation.NEW_RUN_ON_SESSION: Rule(Verdict.REFUSED, note="the session is busy"),
+        Operation.ANSWER: Rule(
+            Verdict.REFUSED, note="nothing is waiting for an answer before a worker plays it"
+        ),
+        Operation.RESUME: Rule(Verdict.NOOP),
+        Operation.PAUSE: Rule(Verdict.LEGAL, note="acted on at its first safe point"),
+        Operation.CANCEL: Rule(Verdict.LEGAL, note="ends it at once: no worker plays it"),
+    }
+)
+
 _PAUSED_ROW: Mapping[Operation, Rule] = MappingProxyType(
     {
         Operation.NEW_RUN_ON_SESSION: Rule(Verdict.REFUSED, hint="resume"),
@@ -252,6 +277,7 @@ _WAITING_ROW: Mapping[Operation, Rule] = MappingProxyType(
 
 OPERATIONS: Mapping[RunStatus, Mapping[Operation, Rule]] = MappingProxyType(
     {
+        RunStatus.QUEUED: _QUEUED_ROW,
         RunStatus.RUNNING: _RUNNING_ROW,
         RunStatus.PAUSED: _PAUSED_ROW,
         RunStatus.WAITING_ANSWER: _WAITING_ROW,

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentdeck.errors import PluginNotInstalledError
-from agentdeck.observers.console import ConsoleObserver
-from agentdeck.observers.file import FileObserver
-from agentdeck.ports import Observer
+
+if TYPE_CHECKING:
+    from agentdeck.observers.console import ConsoleObserver
+    from agentdeck.observers.file import FileObserver
+    from agentdeck.ports import Observer
 
 __all__ = [
     "ConsoleObserver",
@@ -33,6 +35,14 @@ __all__ = [
     "Observer",
 ]
 
+# The core's own names resolve on first access too: the plugin host imports this package
+# (through agentdeck.observers.plugin) whenever plugins load.
+_HOMES = {
+    "ConsoleObserver": "agentdeck.observers.console",
+    "FileObserver": "agentdeck.observers.file",
+    "Observer": "agentdeck.ports",
+}
+
 # name -> (plugin package, attribute, distribution that provides it)
 _FROM_PLUGINS: dict[str, tuple[str, str, str]] = {
     "LangfuseObserver": ("agentdeck_langfuse", "LangfuseObserver", "agentdeck-langfuse"),
@@ -42,6 +52,11 @@ _FROM_PLUGINS: dict[str, tuple[str, str, str]] = {
 
 
 def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(home), name)
+        globals()[name] = value  # resolved once; later lookups skip this function
+        return value
     try:
         package, attribute, distribution = _FROM_PLUGINS[name]
     except KeyError:

@@ -6,13 +6,20 @@
 
 from __future__ import annotations
 
-from agentdeck.observers.console import ConsoleObserver
-from agentdeck.observers.file import FileObserver
+from agentdeck.plugins.deferred import Deferred
 from agentdeck.plugins.hookspecs import RegisterNamed, hookimpl
 from agentdeck.ports import Observer
 
 
 @hookimpl
 def agentdeck_register_observers(register: RegisterNamed[Observer]) -> None:
-    register("console", ConsoleObserver, description="one readable line per event")
-    register("file", FileObserver, description="one JSON line per event, appended to a file")
+    register(
+        "console",
+        Deferred("agentdeck.observers.console:ConsoleObserver"),
+        description="one readable line per event",
+    )
+    register(
+        "file",
+        Deferred("agentdeck.observers.file:FileObserver"),
+        description="one JSON line per event, appended to a file",
+    )

@@ -52,6 +52,7 @@ from agentdeck.ports import (
     Engine,
     EngineRef,
     EventStore,
+    Execution,
     LeasePort,
     Observer,
     SessionFactory,
@@ -195,7 +196,22 @@ def agentdeck_register_checkpointers(register: RegisterScheme[CheckpointerFactor
 
 
 # --------------------------------------------------------------------------- execution
-# Built when a deck builds: each definition goes to the one engine whose ``accepts()`` claims it.
+# Where runs execute is chosen when a deck builds, by the scheme of ``AGENTDECK_EXECUTION``; what
+# runs them is built then too: each definition goes to the one engine whose ``accepts()`` claims
+# it.
+
+
+@hookspec
+def agentdeck_register_executions(register: RegisterScheme[Execution]) -> None:
+    """Register execution backends (:class:`~agentdeck.ports.Execution`): where runs execute.
+
+    :param register: as for :func:`agentdeck_register_event_stores`, with factories returning an
+        unopened ``Execution``; selected by ``AGENTDECK_EXECUTION`` (unset: ``inprocess://``, the
+        core's own, which plays each run in the process that opened it). An execution whose
+        ``queues`` is true records admitted runs as ``queued`` and hands their ids to workers
+        (``agentdeck worker`` calls its ``work``); a deck refuses to build with one on a store
+        that is not durable.
+    """
 
 
 @hookspec
@@ -252,6 +268,7 @@ __all__ = [
     "agentdeck_register_control_ports",
     "agentdeck_register_engines",
     "agentdeck_register_event_stores",
+    "agentdeck_register_executions",
     "agentdeck_register_lease_ports",
     "agentdeck_register_observers",
     "agentdeck_register_session_factories",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from types import ModuleType
 from typing import Any, TypeVar, cast
 
@@ -51,6 +52,7 @@ from agentdeck.plugins.registry import (
     CORE_PLUGIN,
     ENGINES,
     EVENT_STORES,
+    EXECUTIONS,
     LEASE_PORTS,
     NAMED_KINDS,
     OBSERVERS,
@@ -72,6 +74,7 @@ from agentdeck.ports import (
     EngineRef,
     EngineRequest,
     EventStore,
+    Execution,
     HeadlessEngine,
     LeasePort,
     Observer,
@@ -88,6 +91,7 @@ __all__ = [
     "DENY_ENV",
     "ENGINES",
     "EVENT_STORES",
+    "EXECUTIONS",
     "LEASE_PORTS",
     "NAMED_KINDS",
     "OBSERVERS",
@@ -113,11 +117,11 @@ _T = TypeVar("_T")
 
 # Where a missing first-party scheme comes from, so the error can say what to install.
 _FIRST_PARTY_SCHEMES = {
-    "sqlite": "agentdeck-stores",
     "redis": "agentdeck-stores",
     "rediss": "agentdeck-stores",
     "postgres": "agentdeck-stores",
     "postgresql": "agentdeck-stores",
+    "temporal": "agentdeck-temporal",
 }
 
 
@@ -146,7 +150,8 @@ class PluginHost:
         """Load every plugin installed under the ``agentdeck`` entry-point group.
 
         The core's own default plugins are included even when the core runs from a source tree
-        without installed metadata, so ``memory://`` is always available unless disabled.
+        without installed metadata, so ``memory://`` and ``sqlite://`` (the default state) are
+        always available unless disabled.
         """
         return cls(discover_sources(), env=env)
 
@@ -210,12 +215,26 @@ class PluginHost:
 
         ``setting`` names the variable the URL came from, for error messages; by default it is
         inferred from ``request.settings`` (``AGENTDECK_STATE`` when the URL was derived from
-        it) or the kind's own variable.
+        it) or the kind's own variable. A read-only request for the default state file that
+        nothing has created yet gets the empty ``memory://`` backend instead.
         """
         setting = setting or _setting_for(kind, request)
+        if _reads_default_state_not_created_yet(request):
+            # Nothing has recorded anything here yet: a fresh in-memory backend reads as the
+            # empty state it is, and creates no file (read-only commands never create state).
+            request = replace(request, url="memory://")
         scheme = scheme_of(request.url, setting=setting)
         registration = self._registry.table(kind.key).get(scheme)
         if registration is None:
+            if request.settings is not None and request.settings.is_default_state(request.url):
+                raise ConfigError(
+                    f"{setting or 'AGENTDECK_STATE'} is unset, so the state is the default file "
+                    f"{request.url!r}, but this plugin host does not load the core's 'sqlite' "
+                    f"plugin ({_a(kind.what)} for 'sqlite://'): load it (agentdeck.sqlite."
+                    "plugin), or set AGENTDECK_STATE to a scheme it offers, e.g. memory://",
+                    setting=setting,
+                    accepted=self.schemes(kind),
+                )
             raise self._unknown_scheme(kind, request.url, scheme, setting)
         built = cast(Callable[[BackendRequest], object], registration.factory)(request)
         if not isinstance(built, kind.port):
@@ -249,6 +268,10 @@ class PluginHost:
     ) -> CheckpointerFactory:
         """A checkpointer factory for ``request.url`` (``AGENTDECK_CHECKPOINT``)."""
         return self.backend(CHECKPOINTERS, request, setting=setting)
+
+    def execution(self, request: BackendRequest, *, setting: str | None = None) -> Execution:
+        """An unopened execution backend for ``request.url`` (``AGENTDECK_EXECUTION``)."""
+        return self.backend(EXECUTIONS, request, setting=setting)
 
     def _unknown_scheme(
         self, kind: BackendKind[Any], url: str, scheme: str, setting: str | None
@@ -395,6 +418,16 @@ def _cached_host(allow: str | None, deny: str | None) -> PluginHost:
 
 
 # =========================================================================== internals
+
+
+def _reads_default_state_not_created_yet(request: BackendRequest) -> bool:
+    settings = request.settings
+    return (
+        request.read_only
+        and settings is not None
+        and settings.is_default_state(request.url)
+        and not settings.default_state_path.exists()
+    )
 
 
 def _setting_for(kind: BackendKind[Any], request: BackendRequest) -> str | None:

@@ -63,9 +63,11 @@ DENY_ENV = "AGENTDECK_DISABLE_PLUGINS"
 
 _BUILTIN_MODULES = {
     "bindings": "agentdeck.bindings.plugin",
+    "execution": "agentdeck.runtime.in_process",
     "memory": "agentdeck.memory.plugin",
     "native": "agentdeck.native.plugin",
     "observers": "agentdeck.observers.plugin",
+    "sqlite": "agentdeck.sqlite.plugin",
 }
 
 
@@ -109,17 +111,20 @@ def discover_sources() -> list[PluginSource]:
     """Every plugin installed under the ``agentdeck`` entry-point group, in name order.
 
     The core's own default plugins are included even when the core runs from a source tree
-    without installed metadata, so ``memory://`` is always available unless disabled.
+    without installed metadata, so ``memory://`` and ``sqlite://`` (the default state) are
+    always available unless disabled.
     """
     sources = []
     for ep in entry_points(group=PROJECT_NAME):
-        dist = ep.dist
+        # ``Distribution.name`` and ``.version`` each read and parse the METADATA file again;
+        # one parse per plugin gives both (this runs on every command that loads plugins).
+        about = ep.dist.metadata if ep.dist is not None else None
         sources.append(
             PluginSource(
                 name=ep.name,
                 load=ep.load,
-                distribution=dist.name if dist is not None else None,
-                version=dist.version if dist is not None else None,
+                distribution=about["Name"] if about is not None else None,
+                version=about["Version"] if about is not None else None,
                 value=ep.value,
             )
         )

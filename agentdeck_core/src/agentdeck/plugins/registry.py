@@ -31,6 +31,7 @@ from agentdeck.ports import (
     Engine,
     EngineRef,
     EventStore,
+    Execution,
     HeadlessEngine,
     LeasePort,
     Observer,
@@ -47,6 +48,7 @@ __all__ = [
     "CORE_PLUGIN",
     "ENGINES",
     "EVENT_STORES",
+    "EXECUTIONS",
     "LEASE_PORTS",
     "NAMED_KINDS",
     "OBSERVERS",
@@ -130,6 +132,13 @@ CHECKPOINTERS: BackendKind[CheckpointerFactory] = BackendKind(
     "checkpointer",
     "AGENTDECK_CHECKPOINT",
 )
+EXECUTIONS: BackendKind[Execution] = BackendKind(
+    "executions",
+    "agentdeck_register_executions",
+    Execution,
+    "execution backend",
+    "AGENTDECK_EXECUTION",
+)
 ENGINES: NamedKind[Engine] = NamedKind("engines", "agentdeck_register_engines", Engine, "engine")
 OBSERVERS: NamedKind[Observer] = NamedKind(
     "observers", "agentdeck_register_observers", Observer, "observer"
@@ -147,6 +156,7 @@ BACKEND_KINDS: tuple[BackendKind[Any], ...] = (
     LEASE_PORTS,
     SESSION_FACTORIES,
     CHECKPOINTERS,
+    EXECUTIONS,
 )
 NAMED_KINDS: tuple[NamedKind[Any], ...] = (ENGINES, OBSERVERS, BINDINGS)
 

@@ -16,6 +16,8 @@ package group the ports by family and are free to move names between them:
 * :mod:`.engines` -- :class:`Engine`, :class:`HeadlessEngine`, :class:`EngineRef` and what a
   play receives (:class:`Invocation`, :class:`EngineRequest`, ...);
 * :mod:`.surfaces` -- :class:`Observer`, :class:`Binding`, :class:`ListenerBinding`;
+* :mod:`.execution` -- :class:`Execution` (where runs execute), :class:`Admission`,
+  :class:`RecordedRuns`;
 * :mod:`.backends` -- :class:`BackendRequest`, :class:`SessionFactory`,
   :class:`CheckpointerFactory`.
 """
@@ -36,6 +38,7 @@ from agentdeck.ports.engines import (
     Invocation,
     Suspension,
 )
+from agentdeck.ports.execution import Admission, Execution, RecordedRuns
 from agentdeck.ports.stores import (
     EventStore,
     NewRun,
@@ -50,6 +53,7 @@ from agentdeck.ports.surfaces import ASGIApp, Binding, ListenerBinding, Observer
 
 __all__ = [
     "ASGIApp",
+    "Admission",
     "BackendRequest",
     "Binding",
     "CheckpointerFactory",
@@ -63,6 +67,7 @@ __all__ = [
     "EngineStateArea",
     "Entry",
     "EventStore",
+    "Execution",
     "ForkPlan",
     "HeadlessEngine",
     "Invocable",
@@ -74,6 +79,7 @@ __all__ = [
     "Observer",
     "OpenOutcome",
     "PruneQuery",
+    "RecordedRuns",
     "RunPage",
     "RunQuery",
     "RunRecord",

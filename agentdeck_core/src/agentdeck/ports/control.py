@@ -129,3 +129,10 @@ class LeasePort(ABC):
     @abstractmethod
     async def lapsed(self, limit: int = 100) -> list[str]:
         """Runs whose leases lapsed and were not released, oldest expiry first."""
+
+    @abstractmethod
+    async def forget(self, run_ids: Collection[str]) -> None:
+        """Drop the leases of these runs, whoever holds them: the runs ended (closed by whoever
+        saw their lease lapse) or were deleted, and their lease is never read again. Without
+        this a dead worker's lease row would outlive its run, and :meth:`lapsed` would keep
+        listing it. Unknown ids are ignored."""

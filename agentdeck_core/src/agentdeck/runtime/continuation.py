@@ -426,6 +426,11 @@ class Continuation:
             log.warning("run %s cannot be resumed here: %s", record.run_id, refused)
         return True
 
+    async def continue_if_owed(self, record: RunRecord) -> None:
+        """Continue ``record``'s run here if it is owed a continuation: answered (its last
+        question closed) or asked to resume without being played. Nothing otherwise."""
+        await self._continue_if_owed(record)
+
     async def _continue_if_owed(self, record: RunRecord) -> None:
         last = await self.store.read(record.run_id, from_seq=record.last_seq, limit=1)
         if not last:

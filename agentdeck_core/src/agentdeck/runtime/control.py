@@ -113,6 +113,10 @@ def control_payloads(
     )
 
 
+_NOT_PLAYING = SUSPENDED | {RunStatus.QUEUED}
+"""Statuses of a run nothing plays: a cancel ends it at once."""
+
+
 class RunControl:
     """Pause and cancel requests for one runtime, and acting on runs that are suspended."""
 
@@ -169,9 +173,10 @@ class RunControl:
         await self.requests.request(run_id, verb, reason)
 
     async def act_on_parked(self, run_id: str) -> None:
-        """A cancel pending on a suspended run ends it now (no safe point needed)."""
+        """A cancel pending on a suspended or queued run ends it now (nothing plays it, so no
+        safe point is needed)."""
         record = await self.store.get_run(run_id)
-        if record is None or record.status not in SUSPENDED:
+        if record is None or record.status not in _NOT_PLAYING:
             return
         port = self.requests.port
         signals = await port.pending(run_id)
@@ -184,10 +189,11 @@ class RunControl:
             await self.recorder.append(
                 run_id,
                 control_payloads(ControlVerb.CANCEL, taken.reason, SafePoint.SUSPENDED),
-                expect=tuple(SUSPENDED),
+                expect=tuple(_NOT_PLAYING),
             )
         except RunStateError:
-            # It was resumed in between; the player acts on the cancel at its next safe point.
+            # It was resumed (or claimed by a worker) in between; the player acts on the
+            # cancel at its next safe point.
             await self.requests.request(run_id, ControlVerb.CANCEL, taken.reason)
             return
         self.held.forget(run_id)

@@ -34,6 +34,10 @@ class Playing:
     waiters: list[asyncio.Future[Event | None]] = field(default_factory=list)
     """Callers in this process waiting for the play's ending: handed the event as it is
     recorded (``None`` if the play stops without one), so they need not follow the log."""
+    interrupted: Event | None = None
+    """The first ``run.interrupted`` this play recorded: a run parking on several questions
+    records one per question, so waiters are handed it when the play stops, once every question
+    is in the log (on a durable store each is its own commit)."""
     writer: WriteBehind | None = None
     """Persists the play's payloads behind it (durable stores); ``None``: appended in line."""
     control_checked: tuple[int, float] = (-1, 0.0)

@@ -4,7 +4,12 @@
   (:mod:`agentdeck.runtime.play`) and renewed on a schedule by one renewer task for every run
   of the process.
 * Whoever sees a **lapsed** lease on a running run closes it as ``run.failed(lease_expired)``
-  in its own name (:meth:`Liveness.close_lapsed`, part of the deck's sweep).
+  in its own name (:meth:`Liveness.close_lapsed`, part of the deck's sweep). So is a running run
+  that nobody has held a lease for since its last event, one TTL ago
+  (:meth:`Liveness.close_unleased`): its worker died before its lease was written (between
+  ``run.started`` or ``run.resumed`` and the lease), or its play stopped without recording an
+  ending because the store was unreachable. A run is never ``running`` with no owner for longer
+  than one TTL and one sweep interval.
 * A finished run leaves two things to **tidy**: control requests that arrived too late to be
   acted on, and its lease. Neither is read again (every control verb on a finished run is a
   no-op; a lease only matters while its run is running), so both are dropped shortly after,
@@ -21,18 +26,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from datetime import timedelta
 
 from agentdeck.errors import AgentDeckError
 from agentdeck.model.clock import Clock
-from agentdeck.ports import ControlPort, EventStore, LeasePort
+from agentdeck.ports import (
+    ControlPort,
+    EventStore,
+    LeasePort,
+    LeaseState,
+    RunQuery,
+    RunRecord,
+)
 from agentdeck.runtime.config import RuntimeConfig
 from agentdeck.runtime.held import HeldRuns
 from agentdeck.runtime.recording import Recorder
+from agentdeck.runtime.tasks import stop_task
 from agentdeck.vocabulary import ErrorCode, RunStatus
 
-__all__ = ["TIDY_BATCH_SECONDS", "Liveness"]
+__all__ = ["LAPSED_PAGE", "TIDY_BATCH_SECONDS", "Liveness"]
 
 log = logging.getLogger("agentdeck.runtime")
+
+LAPSED_PAGE = 100
+"""How many lapsed leases one read of the lease port lists (the sweep reads page after page)."""
 
 TIDY_BATCH_SECONDS = 0.05
 """How long finished runs' leftovers wait to be tidied together (a batching delay in real time,
@@ -66,6 +83,11 @@ class Liveness:
         """Runs whose lease this process holds, renewed together by one task (``_renewer``);
         a play drops its run from here when it stops."""
         self._renewer: asyncio.Task[None] | None = None
+        self._renewals_failing = False
+        """The last round of renewals failed on the store (said once, until one succeeds)."""
+        self._unacquired: dict[str, None] = {}
+        """Runs held here whose lease could not be taken (the store failed): the renewer takes it
+        instead of renewing it, so a store hiccup at the start of a run costs it no lease."""
         # Finished runs whose leftover control requests are still to be dropped, and whose
         # leases are still to be released (together, by `_tidier`).
         self._ended: dict[str, None] = {}
@@ -90,7 +112,12 @@ class Liveness:
         that turn gave its lease back first and was then held -- renewed, and reported lost,
         long after it finished.)
         """
-        taken = await self.leases.acquire(run_id, self.owner, self.config.lease_ttl)
+        try:
+            taken = await self.leases.acquire(run_id, self.owner, self.config.lease_ttl)
+        except AgentDeckError as exc:
+            log.warning("run %s: taking its lease failed (%s); retried at renewals", run_id, exc)
+            self._unacquired[run_id] = None
+            taken = True  # held from here on: the renewer takes it as soon as the port answers
         if taken:
             self.hold(run_id)
         return taken
@@ -119,31 +146,143 @@ class Liveness:
         while self.leased:
             await self.clock.sleep(self.config.lease_renew_every)
             held = list(self.leased)
+            ttl, owner, unacquired = self.config.lease_ttl, self.owner, self._unacquired
             outcomes = await asyncio.gather(
-                *(self.leases.renew(run_id, self.owner, self.config.lease_ttl) for run_id in held),
+                *(
+                    self.leases.acquire(run_id, owner, ttl)
+                    if run_id in unacquired
+                    else self.leases.renew(run_id, owner, ttl)
+                    for run_id in held
+                ),
                 return_exceptions=True,
             )
+            failed: list[tuple[str, BaseException]] = []
             for run_id, renewed in zip(held, outcomes, strict=True):
                 if run_id not in self.leased:
+                    unacquired.pop(run_id, None)
                     continue  # released while the renewal was in flight
                 if isinstance(renewed, BaseException):
-                    log.warning("run %s: lease renewal failed", run_id, exc_info=renewed)
-                elif not renewed:
+                    failed.append((run_id, renewed))
+                    continue
+                if unacquired.pop(run_id, False) is None and renewed:
+                    continue  # taken at last
+                if not renewed:
                     log.warning("run %s lost its lease", run_id)
                     del self.leased[run_id]  # as before: a lost lease is not renewed again
+            self._renewals_failed(failed)
+
+    def _renewals_failed(self, failed: list[tuple[str, BaseException]]) -> None:
+        """Say once that renewals fail, not once per run and round: in an outage every
+        renewal fails until the store is back (which the store itself reports), and the runs
+        whose leases lapse meanwhile are closed by a sweep. Anything but a store error is a
+        bug, and is logged with its traceback each time."""
+        store_errors = [(run_id, exc) for run_id, exc in failed if isinstance(exc, AgentDeckError)]
+        for run_id, exc in failed:
+            if not isinstance(exc, AgentDeckError):
+                log.warning("run %s: lease renewal failed", run_id, exc_info=exc)
+        if store_errors and not self._renewals_failing:
+            run_id, exc = store_errors[0]
+            log.warning(
+                "renewing the leases of %d run(s) failed, retried every %g s (first: run %s: %s)",
+                len(store_errors),
+                self.config.lease_renew_every,
+                run_id,
+                exc,
+            )
+        self._renewals_failing = bool(store_errors)
 
     # ------------------------------------------------------------------------------- lapsed
 
     async def close_lapsed(self) -> None:
-        """Close the running runs whose leases lapsed (not the ones this process plays)."""
-        for run_id in await self.leases.lapsed():
-            if run_id in self.held.playing:
-                continue
-            record = await self.store.get_run(run_id)
-            if record is not None and record.status is RunStatus.RUNNING:
-                await self.recorder.close_abandoned(
-                    run_id, ErrorCode.LEASE_EXPIRED, "the worker playing this run stopped renewing"
+        """Close the running runs whose leases lapsed (not the ones this process plays), and
+        forget the lapsed leases of runs that ended; then :meth:`close_unleased`.
+
+        Every lapsed lease is looked at, page after page: a list that stopped at its first
+        page would never reach a lapse behind a hundred older ones. A lease is forgotten only
+        once its run is finished or gone (a parked run's lease may be taken again by whoever
+        continues it), so it goes with its run instead of being listed for ever.
+        """
+        seen: set[str] = set()
+        limit = LAPSED_PAGE
+        while True:
+            listed = await self.leases.lapsed(limit)
+            ended: list[str] = []
+            for run_id in listed:
+                if run_id in seen:
+                    continue
+                seen.add(run_id)  # also a run played here: the next page must reach past it
+                if run_id in self.held.playing:
+                    continue
+                if await self._closed_or_gone(run_id):
+                    ended.append(run_id)
+            if ended:
+                await self.leases.forget(ended)
+            if len(listed) < limit:
+                break
+            # The next page. Forgotten leases left the list, so this reaches at least a page
+            # past everything seen, and each round meets one lease it had not seen: it ends.
+            limit = len(seen) + LAPSED_PAGE
+        await self.close_unleased()
+
+    async def _closed_or_gone(self, run_id: str) -> bool:
+        """Close ``run_id`` if it is still running (its lease lapsed); whether it is now
+        finished or gone, so that its lease can be forgotten."""
+        record = await self.store.get_run(run_id)
+        if record is None or record.status.is_terminal:
+            return True
+        if record.status is not RunStatus.RUNNING:
+            return False  # parked: whoever continues it takes the lease again
+        return await self.recorder.close_abandoned(
+            run_id, ErrorCode.LEASE_EXPIRED, "the worker playing this run stopped renewing"
+        )
+
+    async def close_unleased(self) -> None:
+        """Close the running runs nobody holds a lease for, one TTL after their last event.
+
+        Judged only where leases are shared: a port private to a process cannot see another's
+        leases, so its silence says nothing. A run is closed only if its log has not moved
+        since it was listed, and only by a conditional append on that seq: a run continued or
+        ended meanwhile is left alone. Every page of quiet running runs is looked at.
+        """
+        if not self.leases.shared:
+            return
+        cutoff = self.clock.now() - timedelta(seconds=self.config.lease_ttl)
+        cursor: str | None = None
+        while True:
+            quiet = await self.store.list_runs(
+                RunQuery(
+                    all_namespaces=True,
+                    status=RunStatus.RUNNING,
+                    updated_before=cutoff,
+                    cursor=cursor,
                 )
+            )
+            for listed in quiet.runs:
+                await self._close_if_unleased(listed)
+            cursor = quiet.next_cursor
+            if cursor is None:
+                return
+
+    async def _close_if_unleased(self, listed: RunRecord) -> None:
+        run_id = listed.run_id
+        if run_id in self.held.playing:
+            return
+        if await self.leases.state(run_id) is LeaseState.ALIVE:
+            return
+        record = await self.store.get_run(run_id)
+        if (
+            record is None
+            or record.status is not RunStatus.RUNNING
+            or record.last_seq != listed.last_seq
+        ):
+            return
+        await self.recorder.close_abandoned(
+            run_id,
+            ErrorCode.LEASE_EXPIRED,
+            "no worker held this run's lease for one lease TTL (its worker stopped, or could "
+            "not record the run's ending)",
+            expect_seq=record.last_seq,
+        )
 
     # ------------------------------------------------------------------------------- tidying
 
@@ -193,9 +332,7 @@ class Liveness:
         """Stop the renewer and the tidier, then tidy what is left (bounded by ``grace``)."""
         for task in (self._renewer, self._tidier):
             if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await stop_task(task)
         # Best effort, and bounded: a port torn down under us (at interpreter exit) must not
         # hold the close; what is left of a finished run is harmless, and pruned with it.
         with contextlib.suppress(TimeoutError):

@@ -212,7 +212,7 @@ class Player:
             return
         if self._playing.get(run_id) is playing:
             del self._playing[run_id]
-        playing.end(None)
+        playing.end(playing.interrupted)
 
     async def stop(self, *, grace: float) -> None:
         """Ask every play in flight to pause at its next safe point, then cut the rest."""
@@ -264,6 +264,18 @@ class Player:
                 await self.control.cascade_cancel(run_id, "parent run cancelled")
             if invocation.parent_run_id is not None:
                 await self.children.child_ended(invocation.parent_run_id, run_id)
+        except Exception as exc:
+            # Said once, here: nothing awaits a play task, so an exception left in it would
+            # surface only as "Task exception was never retrieved". Most likely the store is
+            # unreachable and the run's ending could not be written; the run is then left
+            # `running` with no lease, and a deck's sweep closes it within one lease TTL of the
+            # store answering again (Liveness.close_unleased).
+            log.warning(
+                "run %s: its play stopped without recording how it ended: %s",
+                run_id,
+                exc,
+                exc_info=not isinstance(exc, AgentDeckError),
+            )
         finally:
             if not parked and playing is not None and playing.kept is not None:
                 # The play did not end parked after all: nothing to continue from memory.

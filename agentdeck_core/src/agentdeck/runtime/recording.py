@@ -22,9 +22,20 @@ from agentdeck.model.payloads import Payload, RunFailed
 from agentdeck.observing.hub import ObserverHub
 from agentdeck.ports import EventStore, RunRecord
 from agentdeck.runtime.held import HeldRuns
-from agentdeck.vocabulary import ENDING_KINDS, SUSPENDED, TERMINAL, ErrorCode, RunStatus
+from agentdeck.vocabulary import (
+    ENDING_KINDS,
+    SUSPENDED,
+    SUSPENDING_KINDS,
+    TERMINAL,
+    TERMINAL_KINDS,
+    ErrorCode,
+    RunStatus,
+)
 
 __all__ = ["Recorder", "closing"]
+
+_MOVED_ON_KINDS = frozenset({"run.resumed", "run.claimed"}) | TERMINAL_KINDS
+"""Kinds that, recorded after a parking, mean the run left it (another process continued it)."""
 
 
 class Recorder:
@@ -51,7 +62,11 @@ class Recorder:
         playing = self._playing.get(run_id)
         if playing is not None and not playing.ended:
             for event in events:
-                if event.kind in ENDING_KINDS:
+                if event.kind == "run.interrupted":
+                    # More questions may follow in their own appends: see Playing.interrupted.
+                    if playing.interrupted is None:
+                        playing.interrupted = event
+                elif event.kind in ENDING_KINDS:
                     playing.end(event)
                     break
         return events
@@ -65,14 +80,21 @@ class Recorder:
                 expect=(RunStatus.RUNNING,),
             )
 
-    async def close_abandoned(self, run_id: str, code: ErrorCode, message: str) -> None:
-        """Close a run whose worker is gone, in its own name. Losing the race is fine."""
-        with contextlib.suppress(RunStateError, NotFoundError):
+    async def close_abandoned(
+        self, run_id: str, code: ErrorCode, message: str, *, expect_seq: int | None = None
+    ) -> bool:
+        """Close a run whose worker is gone, in its own name (only if its log still ends at
+        ``expect_seq``, when given); whether this call closed it. Losing the race is fine."""
+        try:
             await self.append(
                 run_id,
                 [RunFailed(error_code=code, message=message, retryable=True)],
                 expect=(RunStatus.RUNNING,),
+                expect_seq=expect_seq,
             )
+        except (RunStateError, NotFoundError):
+            return False
+        return True
 
     # ------------------------------------------------------------------------------- reading
 
@@ -89,7 +111,11 @@ class Recorder:
 
         ``None`` at once when this process is not playing the run or its play has already
         recorded its ending (the run may have moved on since: the log says how it stands), and
-        ``None`` when the play stops without an ending being recorded.
+        ``None`` when the play stops without an ending being recorded. ``None`` too for a
+        parking that is already past: waiters are handed a parking only when the play has
+        stopped, and by then another process may have answered or resumed the run (the
+        parking is in the store first) -- handing it over would report a finished run as
+        suspended.
         """
         playing = self._playing.get(run_id)
         if playing is None or playing.ended:
@@ -97,10 +123,15 @@ class Recorder:
         waiter: asyncio.Future[Event | None] = asyncio.get_running_loop().create_future()
         playing.waiters.append(waiter)
         try:
-            return await waiter
+            ending = await waiter
         finally:
             if waiter.cancelled() and waiter in playing.waiters:
                 playing.waiters.remove(waiter)
+        if ending is not None and ending.kind in SUSPENDING_KINDS:
+            later = await self.store.read(run_id, from_seq=ending.seq + 1)
+            if any(event.kind in _MOVED_ON_KINDS for event in later):
+                return None
+        return ending
 
     async def stopped_ending(self, run_id: str, record: RunRecord) -> Event | None:
         """The ending a run that has stopped (``record`` says so) stopped at: its last event.

@@ -4,7 +4,8 @@ Every turn a deck starts, from Python, HTTP or the terminal, goes through here. 
 the run model and nothing of execution. It is a façade: each of its jobs is a module of this
 package, and this class builds them for one open deck and wires them together.
 
-* :mod:`~agentdeck.runtime.opening` -- the store's conditional write of ``run.started``.
+* :mod:`~agentdeck.runtime.opening` -- the store's conditional write of ``run.started``, and
+  handing the run to the deck's execution (:mod:`~agentdeck.runtime.in_process` by default).
 * :mod:`~agentdeck.runtime.play` -- playing a run: payloads recorded one at a time (or behind
   the engine, :mod:`~agentdeck.runtime.write_behind`), deadline, budget, safe points.
 * :mod:`~agentdeck.runtime.control` -- pause and cancel requests, acting on suspended runs,
@@ -13,6 +14,7 @@ package, and this class builds them for one open deck and wires them together.
   says what an answer must fit) and the continuations a sweep owes.
 * :mod:`~agentdeck.runtime.children` -- child runs, and waking their parents.
 * :mod:`~agentdeck.runtime.forking` -- retries and forks: new runs from another's log.
+* :mod:`~agentdeck.runtime.claiming` -- a worker claiming and playing a queued run.
 * :mod:`~agentdeck.runtime.liveness` -- leases, their renewal, tidying, closing abandoned runs.
 * :mod:`~agentdeck.runtime.recording` -- appending events, and how a run's play ended.
 * :mod:`~agentdeck.runtime.held` -- what this process holds in memory for runs.
@@ -32,17 +34,28 @@ import uuid
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
+from agentdeck.errors import StoreError
 from agentdeck.model.clock import Clock
 from agentdeck.model.events import Event
 from agentdeck.model.payloads import Payload
 from agentdeck.observing.hub import ObserverHub
-from agentdeck.ports import ControlPort, Engine, EventStore, Invocable, LeasePort, RunRecord
+from agentdeck.ports import (
+    ControlPort,
+    Engine,
+    EventStore,
+    Execution,
+    Invocable,
+    LeasePort,
+    RunRecord,
+)
 from agentdeck.runtime.children import Children
+from agentdeck.runtime.claiming import Claims
 from agentdeck.runtime.config import RuntimeConfig, StartRequest
 from agentdeck.runtime.continuation import Answered, Continuation
 from agentdeck.runtime.control import ControlRequests, RunControl
 from agentdeck.runtime.forking import Forking
 from agentdeck.runtime.held import HeldRuns
+from agentdeck.runtime.in_process import InProcessExecution
 from agentdeck.runtime.liveness import Liveness
 from agentdeck.runtime.opening import Opener
 from agentdeck.runtime.play import Player
@@ -68,8 +81,10 @@ class Runtime:
         observers: ObserverHub,
         clock: Clock,
         config: RuntimeConfig | None = None,
+        execution: Execution | None = None,
     ) -> None:
         self.store = store
+        self.execution = execution = execution or InProcessExecution()
         self.control = control
         self.leases = leases
         self.invocables = invocables
@@ -112,6 +127,7 @@ class Runtime:
             config=config,
             recorder=recorder,
             player=player,
+            execution=execution,
         )
         self.continuation = continuation = Continuation(
             store=store,
@@ -133,6 +149,17 @@ class Runtime:
             continuation=continuation,
         )
         self.forking = Forking(store=store, invocables=invocables, engines=engines, opener=opener)
+        self.claims = Claims(
+            store=store,
+            invocables=invocables,
+            clock=clock,
+            recorder=recorder,
+            held=held,
+            player=player,
+            continuation=continuation,
+            leases=leases,
+            owner=self.owner,
+        )
         # The player starts children and wakes parents through them, and they start runs
         # through the player: the one link wired after both exist.
         player.children = self.children
@@ -168,11 +195,26 @@ class Runtime:
         <agentdeck.runtime.forking.Forking.fork>`); the new run's ``run.started``."""
         return self.forking.fork(run_id, at=at, context=context)
 
+    def play_admitted(self, run_id: str) -> Awaitable[RunRecord]:
+        """Claim a queued run and play it here, for a worker (see :meth:`Claims.play_admitted
+        <agentdeck.runtime.claiming.Claims.play_admitted>`); its record as the play left it.
+        This makes the runtime the :class:`~agentdeck.ports.RecordedRuns` a worker plays
+        through."""
+        return self.claims.play_admitted(run_id)
+
     def request_control(
         self, run_id: str, verb: ControlVerb, reason: str | None
     ) -> Awaitable[bool]:
-        """Record a pause or cancel; act at once if the run is (or just became) suspended."""
+        """Record a pause or cancel; act at once if the run is (or just became) suspended.
+        On an execution that queues, a cancel also wakes the run's wait there, so it ends."""
+        if self.execution.queues and verb is ControlVerb.CANCEL:
+            return self._cancel_on_worker(run_id, reason)
         return self.run_control.request(run_id, verb, reason)
+
+    async def _cancel_on_worker(self, run_id: str, reason: str | None) -> bool:
+        requested = await self.run_control.request(run_id, ControlVerb.CANCEL, reason)
+        await self.execution.wake(run_id)
+        return requested
 
     def request_unseen(self, run_id: str, verb: ControlVerb, reason: str | None) -> Awaitable[None]:
         """Record a request for a run whose log lives in another process's store (see
@@ -183,8 +225,16 @@ class Runtime:
         self, run_id: str, *, context: Any = None, reason: str = "resumed", play: bool = True
     ) -> Awaitable[bool]:
         """Continue a paused run; whether this call won (see :meth:`Continuation.resume
-        <agentdeck.runtime.continuation.Continuation.resume>`)."""
+        <agentdeck.runtime.continuation.Continuation.resume>`). On an execution that queues,
+        the request is recorded and a worker continues the run (this call did not play it)."""
+        if self.execution.queues:
+            return self._resume_on_worker(run_id, reason)
         return self.continuation.resume(run_id, context=context, reason=reason, play=play)
+
+    async def _resume_on_worker(self, run_id: str, reason: str) -> bool:
+        won = await self.continuation.resume(run_id, reason=reason, play=False)
+        await self.execution.wake(run_id)
+        return won
 
     def answer(
         self,
@@ -196,10 +246,23 @@ class Runtime:
         play: bool = True,
     ) -> Awaitable[Answered]:
         """Answer the question a run waits on (see :meth:`Continuation.answer
-        <agentdeck.runtime.continuation.Continuation.answer>`)."""
+        <agentdeck.runtime.continuation.Continuation.answer>`). On an execution that queues,
+        the answer is recorded here and a worker continues the run."""
+        if self.execution.queues:
+            return self._answer_on_worker(run_id, value, interrupt_id)
         return self.continuation.answer(
             run_id, value, interrupt_id=interrupt_id, context=context, play=play
         )
+
+    async def _answer_on_worker(
+        self, run_id: str, value: Any, interrupt_id: str | None
+    ) -> Answered:
+        answered = await self.continuation.answer(
+            run_id, value, interrupt_id=interrupt_id, play=False
+        )
+        if answered.appended:
+            await self.execution.wake(run_id)
+        return answered
 
     def append(
         self,
@@ -224,12 +287,25 @@ class Runtime:
     async def sweep_forever(self) -> None:
         """Sweep at once (a deck opening after a restart wakes what fell due meanwhile), then
         every ``sweep_interval`` seconds, for the deck's lifetime."""
+        sweeper = asyncio.current_task()
+        unreachable = False  # the last sweep failed on an unreachable store: said already
         while True:
             try:
                 await self.sweep_once()
+                unreachable = False
+            except StoreError as exc:
+                # An outage fails every sweep until the server is back; the store says so once
+                # (and once when it is back), so the sweep does too, not once per interval.
+                if not unreachable:
+                    log.warning(
+                        "sweep failed, retried every %g s: %s", self.config.sweep_interval, exc
+                    )
+                unreachable = exc.retryable
             except Exception:
                 log.exception("sweep failed")
+            _raise_if_cancelling(sweeper)
             await self.clock.sleep(self.config.sweep_interval)
+            _raise_if_cancelling(sweeper)
 
     # ------------------------------------------------------------------------------- reading
 
@@ -257,3 +333,16 @@ class Runtime:
         playing = self.held.playing.get(run_id)
         if playing is not None:
             await asyncio.shield(playing.task)
+
+
+def _raise_if_cancelling(task: asyncio.Task[Any] | None) -> None:
+    """End ``task`` if it was asked to cancel and the request was lost on the way.
+
+    A driver can swallow a cancellation: on Python 3.11, ``asyncio.wait_for`` (which
+    connection pools wait with) returns its result instead of raising when the cancellation
+    arrives as the awaited thing completes. The task still counts the request
+    (``Task.cancelling``), so a loop that checks it ends when told to -- the deck's close
+    waits for its sweep, and must not wait forever.
+    """
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError

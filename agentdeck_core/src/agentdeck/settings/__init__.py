@@ -46,7 +46,12 @@ from __future__ import annotations
 from agentdeck.settings.config_file import CONFIG_ENV_VAR, DEFAULT_CONFIG_FILE
 from agentdeck.settings.container import Settings
 from agentdeck.settings.core import CORE_SECTIONS, CoreSettings, RuntimeSettings
-from agentdeck.settings.reference import SectionDoc, SettingRow, describe_sections
+from agentdeck.settings.reference import (
+    SectionDoc,
+    SettingRow,
+    describe_sections,
+    field_description,
+)
 from agentdeck.settings.section import SettingsSection
 
 __all__ = [
@@ -60,6 +65,7 @@ __all__ = [
     "Settings",
     "SettingsSection",
     "describe_sections",
+    "field_description",
 ]
 
 # Named by the documented path, not the module that happens to define them (see above).

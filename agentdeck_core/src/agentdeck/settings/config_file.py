@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agentdeck.errors import ConfigError
 
 __all__ = ["CONFIG_ENV_VAR", "DEFAULT_CONFIG_FILE", "find_config", "read_config"]
@@ -44,6 +42,8 @@ def find_config(env: Mapping[str, str], config_file: str | os.PathLike[str] | No
 
 
 def read_config(path: Path) -> dict[str, Any]:
+    import yaml  # only when there is a file: most processes configure through the environment
+
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

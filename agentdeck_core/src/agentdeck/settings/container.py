@@ -16,7 +16,13 @@ from typing import Any, TypeVar
 
 from agentdeck.errors import ConfigError
 from agentdeck.settings.config_file import find_config, read_config
-from agentdeck.settings.core import CORE_SECTIONS, CoreSettings, RuntimeSettings
+from agentdeck.settings.core import (
+    CORE_SECTIONS,
+    DEFAULT_STATE_FILE,
+    PROJECT_DIRECTORY,
+    CoreSettings,
+    RuntimeSettings,
+)
 from agentdeck.settings.section import (
     SettingsSection,
     check_section_class,
@@ -37,6 +43,11 @@ class Settings:
     ``Settings()`` uses exactly what it is given (no environment at all by default);
     :meth:`load` is the usual entry point and reads the process environment and the config
     file. Instances are independent: nothing is shared through module globals.
+
+    With ``AGENTDECK_STATE`` unset the state lives in ``state.db`` of the project directory
+    (``project``; :meth:`for_project` sets it for ``Deck.from_project``), else of
+    ``.agentdeck/`` in the working directory at construction: a default that survives a
+    restart, so a parked approval is never lost by default.
     """
 
     def __init__(
@@ -47,6 +58,7 @@ class Settings:
         config_file: Path | None = None,
         overrides: Mapping[str, Mapping[str, Any]] | None = None,
         sections: Iterable[type[SettingsSection]] = (),
+        project: str | os.PathLike[str] | None = None,
     ) -> None:
         """
         :param env: the environment variables to read (copied; later changes are not seen).
@@ -55,6 +67,8 @@ class Settings:
         :param overrides: section key -> field values set in code; these win over everything.
         :param sections: extra (plugin) sections to know about, for :meth:`sections` and
             :func:`describe_sections`; :meth:`section` loads any section class regardless.
+        :param project: the project directory whose ``state.db`` is the default state location
+            (``None``: ``.agentdeck/`` of the working directory, as it is now).
         """
         for argument, given in (("env", env), ("config", config), ("overrides", overrides)):
             if given is not None and not isinstance(given, Mapping):
@@ -70,6 +84,9 @@ class Settings:
         }
         self._known: dict[str, type[SettingsSection]] = {s.section: s for s in CORE_SECTIONS}
         self._loaded: dict[type[SettingsSection], SettingsSection] = {}
+        self.project: Path | None = Path(project).expanduser().resolve() if project else None
+        # Resolved now: a later chdir must not move where this deck's state is.
+        self._state_home = self.project or Path.cwd() / PROJECT_DIRECTORY
         self.register(*sections)
 
     @classmethod
@@ -80,6 +97,7 @@ class Settings:
         *,
         overrides: Mapping[str, Mapping[str, Any]] | None = None,
         sections: Iterable[type[SettingsSection]] = (),
+        project: str | os.PathLike[str] | None = None,
     ) -> Settings:
         """Read settings from an environment mapping (default: ``os.environ``) and a config file.
 
@@ -92,13 +110,33 @@ class Settings:
         path = find_config(environ, config_file)
         config = read_config(path) if path is not None else {}
         settings = cls(
-            env=environ, config=config, config_file=path, overrides=overrides, sections=sections
+            env=environ,
+            config=config,
+            config_file=path,
+            overrides=overrides,
+            sections=sections,
+            project=project,
         )
         for section in CORE_SECTIONS:
             settings.section(section)
         return settings
 
     # ----------------------------------------------------------------------- sections
+
+    def for_project(self, project: str | os.PathLike[str]) -> Settings:
+        """These settings for a deck of the project directory ``project``: the same layers, with
+        the default state in that directory. Settings that already name a project are returned
+        as they are; others are copied, so one object may serve decks of several projects."""
+        if self.project is not None:
+            return self
+        return Settings(
+            env=self.env,
+            config=self.config,
+            config_file=self.config_file,
+            overrides=self._overrides,
+            sections=self.sections(),
+            project=project,
+        )
 
     def register(self, *sections: type[SettingsSection]) -> None:
         """Make plugin sections known (idempotent); a clash with another section is an error."""
@@ -166,20 +204,41 @@ class Settings:
         return self.section(RuntimeSettings)
 
     @property
+    def state_is_default(self) -> bool:
+        """Whether ``AGENTDECK_STATE`` was left unset (in code, the environment and the file),
+        so the state is the default file :attr:`default_state_url`."""
+        return "state" not in self.core.model_fields_set
+
+    @property
+    def default_state_path(self) -> Path:
+        """The file of :attr:`default_state_url` (it may not exist yet)."""
+        return self._state_home / DEFAULT_STATE_FILE
+
+    @property
+    def default_state_url(self) -> str:
+        """Where the state lives when nothing says otherwise: ``state.db`` of the project
+        directory, as an absolute ``sqlite:`` URL (the file is created on first use)."""
+        return f"sqlite:///{self.default_state_path}"
+
+    def is_default_state(self, url: str) -> bool:
+        """Whether ``url`` is the default state file, used because nothing named another."""
+        return self.state_is_default and url == self.default_state_url
+
+    @property
     def state_url(self) -> str:
         """The state root every part of the state derives from unless set on its own."""
-        return self.core.state
+        return self.default_state_url if self.state_is_default else self.core.state
 
     @property
     def events_url(self) -> str:
         """Where the event log lives: ``AGENTDECK_EVENTS`` if set, else ``AGENTDECK_STATE``."""
-        return self.core.events or self.core.state
+        return self.core.events or self.state_url
 
     @property
     def control_url(self) -> str:
         """Where control requests and leases live: ``AGENTDECK_CONTROL`` if set, else
         ``AGENTDECK_STATE``."""
-        return self.core.control or self.core.state
+        return self.core.control or self.state_url
 
     @property
     def events_setting(self) -> str:

@@ -16,7 +16,18 @@ from pydantic_settings import SettingsConfigDict
 
 from agentdeck.settings.section import SettingsSection
 
-__all__ = ["CORE_SECTIONS", "CoreSettings", "RuntimeSettings"]
+__all__ = [
+    "CORE_SECTIONS",
+    "DEFAULT_STATE_FILE",
+    "PROJECT_DIRECTORY",
+    "CoreSettings",
+    "RuntimeSettings",
+]
+
+PROJECT_DIRECTORY = ".agentdeck"
+"""The project directory ``Deck.from_project()`` reads by default, where state lives too."""
+DEFAULT_STATE_FILE = "state.db"
+"""The SQLite file, in the project directory, that holds the state when nothing is configured."""
 
 _SCHEME_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 _URL_ACCEPTED = (
@@ -31,12 +42,17 @@ class CoreSettings(SettingsSection):
     section: ClassVar[str] = "agentdeck"
     model_config = SettingsConfigDict(env_prefix="AGENTDECK_")
 
-    state: str = Field(default="memory://", json_schema_extra={"accepted": _URL_ACCEPTED})
+    state: str = Field(
+        default=f"sqlite:///{PROJECT_DIRECTORY}/{DEFAULT_STATE_FILE}",
+        json_schema_extra={"accepted": _URL_ACCEPTED},
+    )
     """The one location of all run state: the event log, control requests and leases, as a
     scheme-shaped URL (`memory://`, `sqlite:///path/to/state.db`, `redis://host`,
-    `postgresql://dsn`); the scheme picks the plugin that stores it. The default `memory://`
-    keeps everything in this process and loses it on exit. Set this one variable to move
-    everything."""
+    `postgresql://dsn`); the scheme picks the plugin that stores it. Unset, the state is the
+    SQLite file `state.db` of the project directory (`Deck.from_project(path)`: `path/state.db`;
+    a deck built in code: `.agentdeck/state.db` of the working directory), created on first use
+    and surviving a restart. `memory://` keeps everything in this process and loses it on exit
+    (tests, throwaway scripts). Set this one variable to move everything."""
 
     events: str | None = Field(default=None, json_schema_extra={"accepted": _URL_ACCEPTED})
     """Where the canonical run event log is written, when it must differ from `AGENTDECK_STATE`.
@@ -54,7 +70,21 @@ class CoreSettings(SettingsSection):
     worker and surviving a restart. Unset means `local://`: one in-process session per session
     id, lost when the process exits."""
 
-    @field_validator("state", "events", "control", "session")
+    execution: str | None = Field(
+        default=None,
+        json_schema_extra={
+            "accepted": "a scheme-shaped URL such as inprocess:// or "
+            "temporal://HOST:PORT/NAMESPACE?task_queue=NAME"
+        },
+    )
+    """Where runs execute, as a scheme-shaped URL whose scheme picks the execution plugin.
+    Unset (the default) means `inprocess://`: each run plays in the process that started it.
+    `temporal://HOST:PORT/NAMESPACE?task_queue=NAME` (agentdeck-temporal) records each run as
+    queued and hands it to `agentdeck worker` processes; it needs a durable state store that
+    every worker shares (PostgreSQL, Redis, or SQLite on one machine), so a deck on `memory://`
+    refuses to build with it."""
+
+    @field_validator("state", "events", "control", "session", "execution")
     @classmethod
     def _scheme_shaped(cls, value: str | None) -> str | None:
         if value is not None and not _SCHEME_URL.match(value):
@@ -90,7 +120,9 @@ class RuntimeSettings(SettingsSection):
     max_suspended: int = Field(default=1000, ge=0)
     """Parked `@workflow` bodies an open deck keeps suspended in memory, so that continuing
     their runs here goes on where they stood instead of replaying them from the log. Past it
-    the oldest is released (its run replays when it continues); 0 keeps none."""
+    the oldest is released (its run replays when it continues); 0 keeps none. A deck whose
+    `AGENTDECK_EXECUTION` queues runs for workers keeps none whatever it says: its parked runs
+    continue on whichever worker their execution picks, and hold no worker's memory."""
 
 
 CORE_SECTIONS: tuple[type[SettingsSection], ...] = (CoreSettings, RuntimeSettings)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import types
+import weakref
 from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
@@ -36,12 +37,21 @@ __all__ = [
     "SettingsSection",
     "check_section_class",
     "class_path",
+    "defined_in",
     "file_label",
     "load_section",
     "type_name",
 ]
 
 _S = TypeVar("_S", bound="SettingsSection")
+
+_DEFINED_IN: weakref.WeakKeyDictionary[type, str] = weakref.WeakKeyDictionary()
+"""The module each section class was defined in (its ``__module__`` may be changed after)."""
+
+
+def defined_in(section: type) -> str:
+    """The name of the module whose source declares ``section``."""
+    return _DEFINED_IN.get(section, section.__module__)
 
 
 class SettingsSection(BaseSettings):
@@ -67,12 +77,19 @@ class SettingsSection(BaseSettings):
     section: ClassVar[str] = ""
     """Key of this section in ``config.yaml``; unique across the core and installed plugins."""
 
+    # A field's docstring is read from the source only when the reference asks for it
+    # (:func:`~agentdeck.settings.reference.field_description`): pydantic's
+    # ``use_attribute_docstrings`` would read and parse every section's source file whenever a
+    # section class is defined, which is most of what loading the plugins costs.
     model_config = SettingsConfigDict(
         env_ignore_empty=True,
-        use_attribute_docstrings=True,
         extra="forbid",
         frozen=True,
     )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _DEFINED_IN[cls] = cls.__module__  # before a package re-exports it under its own name
 
     @classmethod
     def settings_customise_sources(

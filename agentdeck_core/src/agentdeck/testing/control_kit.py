@@ -278,6 +278,34 @@ class LeaseContract(ContractKit):
         await leases.acquire("r1", "worker-b", self.TTL)
         assert await leases.lapsed() == []
 
+    async def test_forgetting_drops_leases_whoever_holds_them(
+        self, leases: LeasePort, clock: ManualClock
+    ) -> None:
+        await leases.acquire("dead", "worker-a", self.TTL)
+        await leases.acquire("alive", "worker-b", self.TTL)
+        await leases.acquire("kept", "worker-a", self.TTL * 10)
+        clock.advance(self.TTL + 1)
+        assert sorted(await leases.lapsed()) == ["alive", "dead"]
+        await leases.forget(["dead", "alive", "never-leased"])
+        assert await leases.lapsed() == []
+        assert await leases.state("dead") is LeaseState.NONE
+        assert await leases.state("alive") is LeaseState.NONE
+        assert await leases.state("kept") is LeaseState.ALIVE
+        await leases.forget([])  # no-op
+        assert await leases.acquire("dead", "worker-c", self.TTL) is True
+
+    async def test_forgetting_many_leases_at_once_drops_them_all(
+        self, leases: LeasePort, clock: ManualClock
+    ) -> None:
+        ids = [f"r{n:04d}" for n in range(1200)]  # more than one batch of any backend
+        for start in range(0, len(ids), 100):  # a hundred at a time: a pool's usual load
+            batch = ids[start : start + 100]
+            await asyncio.gather(*(leases.acquire(run_id, "w", self.TTL) for run_id in batch))
+        clock.advance(self.TTL + 1)
+        assert len(await leases.lapsed(limit=2000)) == len(ids)
+        await leases.forget(ids)
+        assert await leases.lapsed(limit=2000) == []
+
     async def test_of_concurrent_acquirers_exactly_one_wins(self, leases: LeasePort) -> None:
         results = await asyncio.gather(
             *(leases.acquire("r1", f"worker-{n}", self.TTL) for n in range(10))

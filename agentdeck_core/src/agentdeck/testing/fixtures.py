@@ -10,6 +10,11 @@ Load it as a pytest plugin (``pytest_plugins = ["agentdeck.testing.fixtures"]`` 
     a fresh key prefix ``adk_test_<random>:``; every key under it is deleted after the test.
 ``sqlite_path``
     a path for a SQLite file in the test's temporary directory (not created).
+``isolated_state``
+    runs the test in an empty working directory of its own, so a deck built with no state
+    setting keeps its default ``.agentdeck/state.db`` there -- not in the checkout, where every
+    test (and the developer's own runs) would share it. Make it autouse in a suite's
+    ``conftest.py`` (AgentDeck's own suites do) with a fixture that requests it.
 
 The servers default to the local ones (``postgresql://postgres@127.0.0.1:5432/test``,
 ``redis://127.0.0.1:6379/0``) and are overridden by ``AGENTDECK_TEST_POSTGRES_URL`` and
@@ -36,6 +41,7 @@ __all__ = [
     "PostgresSchema",
     "RedisPrefix",
     "in_ci",
+    "isolated_state",
     "postgres_schema",
     "postgres_url",
     "redis_prefix",
@@ -166,6 +172,16 @@ def redis_prefix() -> Iterator[RedisPrefix]:
 def sqlite_path(tmp_path: Path) -> Path:
     """A path for this test's SQLite database file (in its temporary directory)."""
     return tmp_path / "agentdeck.sqlite3"
+
+
+@pytest.fixture
+def isolated_state(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """An empty working directory for this test (returned), where default state lands."""
+    directory = tmp_path_factory.mktemp("cwd")
+    monkeypatch.chdir(directory)
+    return directory
 
 
 def _redact(url: str) -> str:

@@ -21,6 +21,8 @@ from agentdeck.errors import AgentDeckError
 from agentdeck_http import __version__
 from agentdeck_http.binding import Native
 from agentdeck_http.compat import compat_router
+from agentdeck_http.console.routes import console_router
+from agentdeck_http.feed_routes import feed_router
 from agentdeck_http.fork_routes import fork_router
 from agentdeck_http.metrics import attach
 from agentdeck_http.problems import (
@@ -82,7 +84,15 @@ def build_app(binding: Native, exposure: Exposure) -> FastAPI:
     app.add_exception_handler(HTTPException, handle_http)
     attach(exposure.deck.metrics)  # every worker's counts in one scrape, when asked for
     served = Served(binding, exposure)
-    routers = [native_router(served), fork_router(served), compat_router(served)]
+    # The feed first: its /runs/changes must win over the native /runs/{run_id}.
+    routers = [
+        feed_router(served),
+        native_router(served),
+        fork_router(served),
+        compat_router(served),
+    ]
+    if binding.console:
+        routers.append(console_router(served))
     for router in routers:
         app.include_router(router)
     _parameters_are_never_null(app)

@@ -45,6 +45,7 @@ class HttpOptions(TypedDict, total=False):
     allowed_origins: Iterable[str] | None
     heartbeat: float
     title: str
+    console: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +101,7 @@ class Native(ListenerBinding):
         allowed_origins: Iterable[str] | None = None,
         heartbeat: float = 15.0,
         title: str = "AgentDeck",
+        console: bool = True,
     ) -> None:
         self.mount_path = check_mount_path(path)
         self.api_keys = check_api_keys(api_keys)
@@ -135,6 +137,11 @@ class Native(ListenerBinding):
             )
         self.heartbeat = float(heartbeat)
         self.title = title
+        if not isinstance(console, bool):
+            raise ConfigError(
+                f"console takes True or False, not {type(console).__name__}", setting="console"
+            )
+        self.console = console
 
     @classmethod
     def http(
@@ -148,6 +155,7 @@ class Native(ListenerBinding):
         allowed_origins: Iterable[str] | None = None,
         heartbeat: float = 15.0,
         title: str = "AgentDeck",
+        console: bool = True,
     ) -> Native:
         """The native protocol over HTTP and Server-Sent Events.
 
@@ -168,6 +176,8 @@ class Native(ListenerBinding):
             by browsers and forged by anyone else.
         :param heartbeat: seconds between SSE comment lines on an idle stream.
         :param title: the OpenAPI document's title.
+        :param console: serve the operator console at ``<path>/ui/`` (the browser pages over
+            this API, with the same keys); ``False`` serves the API alone.
         """
         return cls(
             path=path,
@@ -178,6 +188,7 @@ class Native(ListenerBinding):
             allowed_origins=allowed_origins,
             heartbeat=heartbeat,
             title=title,
+            console=console,
         )
 
     @classmethod
@@ -207,6 +218,7 @@ class Native(ListenerBinding):
             "heartbeat": section.heartbeat_seconds,
             "public_kinds": section.public_kinds,
             "allowed_origins": section.allowed_origins,
+            "console": section.console,
         }
         # Resolving a key file or an import string has effects (I/O, importing user code): only
         # done for what code did not supply itself.

@@ -9,15 +9,19 @@ sees, read from the same canonical events.
 # dependency aliases (``Caller``) are local to the router builder, out of reach of string
 # annotations.
 
-from typing import Annotated
+import re
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import PlainTextResponse
+from pydantic import AwareDatetime, BeforeValidator
 from sse_starlette import EventSourceResponse
 
 from agentdeck.deck.service import recorded
 from agentdeck.errors import DuplicateKeyError, InvalidInputError, RunStateError
+from agentdeck.ports import RunQuery
 from agentdeck.vocabulary import TERMINAL, RunStatus
+from agentdeck_http.health import loaded_plugins, store_health
 from agentdeck_http.metrics import render as render_metrics
 from agentdeck_http.problems import problem_for, unavailable
 from agentdeck_http.security import Principal, recognised
@@ -38,6 +42,21 @@ from agentdeck_http.wire import (
 __all__ = ["native_router"]
 
 _START_FIELDS = frozenset(StartRunRequest.model_fields)
+
+
+def _iso_only(value: object) -> object:
+    """Refuse what pydantic would otherwise read as a time: a bare number (``0.5`` as seconds
+    since 1970) is not the ISO 8601 text the query parameter documents."""
+    if isinstance(value, str) and not _ISO_TIME.match(value):
+        raise ValueError("expected an ISO 8601 date-time such as 2026-01-31T12:00:00Z")
+    return value
+
+
+_ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+
+IsoTime = Annotated[AwareDatetime, BeforeValidator(_iso_only)]
+"""A query parameter's time: ISO 8601 text with its UTC offset (a naive time means different
+moments to different workers)."""
 
 
 def native_router(served: Served) -> APIRouter:
@@ -76,12 +95,14 @@ def native_router(served: Served) -> APIRouter:
         summary="Whether the deck is serving, and what it serves",
     )
     async def health(request: Request) -> HealthView:
-        """``ok`` with the agent, workflow and skill names. With API keys configured, the names
-        are listed only for a request carrying a valid key (a load balancer's probe needs none).
-        """
+        """``ok`` with the agent, workflow and skill names, the loaded plugins and the event
+        store's answer to a one-run listing (``store.status`` ``failing`` says the store, not the
+        server, is unwell). With API keys configured, all that is shown only to a request
+        carrying a valid key or a console session (a load balancer's probe needs neither, and
+        its probe costs no store read)."""
         if not exposure.accepting:
             raise unavailable(exposure)
-        if binding.api_keys is not None and recognised(binding.api_keys, request) is None:
+        if binding.api_keys is not None and not key_holder(request):
             return HealthView(status="ok")
         names = exposure.catalog()
         return HealthView(
@@ -89,7 +110,15 @@ def native_router(served: Served) -> APIRouter:
             agents=names["agents"],
             workflows=names["workflows"],
             skills=names["skills"],
+            plugins=loaded_plugins(exposure),
+            store=await store_health(exposure),
         )
+
+    def key_holder(request: Request) -> bool:
+        keys = binding.api_keys
+        if keys is not None and recognised(keys, request) is not None:
+            return True
+        return binding.console and served.sessions.of(request) is not None
 
     @router.get(
         "/metrics",
@@ -168,7 +197,7 @@ def native_router(served: Served) -> APIRouter:
         "/runs",
         response_model=RunPageView,
         responses=errors(401, 403, 422, 503),
-        summary="List a namespace's runs, oldest first",
+        summary="List a namespace's runs, oldest first (or newest first)",
     )
     async def list_runs(
         caller: Caller,
@@ -176,21 +205,48 @@ def native_router(served: Served) -> APIRouter:
         status: Annotated[RunStatus | None, Query(description="only runs in this status")] = None,
         session_id: Annotated[str | None, Query(min_length=1, max_length=MAX_IDENTIFIER)] = None,
         key: Annotated[str | None, Query(min_length=1, max_length=MAX_IDENTIFIER)] = None,
+        name: Annotated[
+            str | None,
+            Query(min_length=1, max_length=MAX_IDENTIFIER, description="only this agent/workflow"),
+        ] = None,
+        parent_run_id: Annotated[
+            str | None,
+            Query(min_length=1, max_length=MAX_IDENTIFIER, description="only this run's children"),
+        ] = None,
+        created_after: Annotated[
+            IsoTime | None,
+            Query(description="only runs started after this time (ISO 8601, with its offset)"),
+        ] = None,
+        created_before: Annotated[
+            IsoTime | None,
+            Query(description="only runs started before this time (ISO 8601, with its offset)"),
+        ] = None,
+        order: Annotated[
+            Literal["oldest", "newest"], Query(description="oldest first (default) or newest")
+        ] = "oldest",
         limit: Annotated[int, Query(ge=1, le=500)] = 100,
         cursor: Annotated[
             str | None, Query(min_length=1, max_length=1000, description="a next_cursor")
         ] = None,
     ) -> RunPageView:
+        """A cursor continues the listing in the order of the page that returned it."""
         resolved = caller.namespace(namespace)
         caller.require(resolved)
         try:
-            page = await exposure.list_runs(
-                namespace=resolved,
-                status=status,
-                session_id=session_id,
-                key=key,
-                limit=limit,
-                cursor=cursor,
+            page = await exposure.service.list_runs(
+                RunQuery(
+                    namespace=resolved,
+                    status=status,
+                    session_id=session_id,
+                    key=key,
+                    name=name,
+                    parent_run_id=parent_run_id,
+                    created_after=created_after,
+                    created_before=created_before,
+                    newest_first=order == "newest",
+                    limit=limit,
+                    cursor=cursor,
+                )
             )
         except InvalidInputError as bad:
             raise problem_for(bad) from None

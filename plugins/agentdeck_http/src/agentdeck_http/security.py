@@ -25,6 +25,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from starlette.requests import Request
 
 from agentdeck.errors import NotFoundError
+from agentdeck_http.console.sessions import CSRF_HEADER, ConsoleSessions, csrf_ok
 from agentdeck_http.problems import INTERNAL, HttpProblem
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "Principal",
     "authenticator",
     "recognised",
+    "recognised_key",
     "too_large",
 ]
 
@@ -87,9 +89,15 @@ class Principal:
 
 def authenticator(
     keys: Mapping[str, tuple[str | None, ...]] | None,
+    sessions: ConsoleSessions | None = None,
 ) -> Callable[..., Awaitable[Principal]]:
     """The dependency that resolves a request's :class:`Principal` (documented in OpenAPI as
-    the ``bearer`` and ``X-API-Key`` security schemes when keys are configured)."""
+    the ``bearer`` and ``X-API-Key`` security schemes when keys are configured).
+
+    A request without a key may instead carry a console session cookie (``sessions``): it
+    grants what the key that opened the session grants, and a mutating request so
+    authenticated must also carry the session's CSRF token and come from this origin (403
+    ``csrf_refused`` otherwise)."""
     if keys is None:
 
         async def open_access() -> Principal:
@@ -101,10 +109,23 @@ def authenticator(
     header = APIKeyHeader(name="X-API-Key", auto_error=False, description="the API key")
 
     async def authenticate(
+        request: Request,
         credentials: HTTPAuthorizationCredentials | None = Security(bearer),  # noqa: B008
         api_key: str | None = Security(header),
     ) -> Principal:
         presented = credentials.credentials if credentials is not None else api_key
+        session = sessions.of(request) if sessions is not None and not presented else None
+        if session is not None:
+            if not csrf_ok(request, session):
+                raise HttpProblem(
+                    403,
+                    {
+                        "detail": "a console request that changes something needs the "
+                        f"session's {CSRF_HEADER} header and this server's Origin",
+                        "error": "csrf_refused",
+                    },
+                )
+            return Principal(namespaces=session.namespaces)
         if not presented:
             raise HttpProblem(
                 401,
@@ -138,6 +159,13 @@ def _lookup(
         if hmac.compare_digest(candidate, key.encode()):
             granted = namespaces
     return granted
+
+
+def recognised_key(
+    keys: Mapping[str, tuple[str | None, ...]], presented: str
+) -> tuple[str | None, ...] | None:
+    """The namespaces the key ``presented`` grants, or ``None`` for an unknown key."""
+    return _lookup(keys, presented)
 
 
 def recognised(

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from agentdeck.deck.serving import Exposure, ExposureState
 from agentdeck.observing.tracing.context import TRACEPARENT, TRACESTATE, parse_traceparent
 from agentdeck_http.binding import Native
+from agentdeck_http.console.sessions import ConsoleSessions
 from agentdeck_http.context import Operation, ServedCall, make_context
 from agentdeck_http.problems import HttpProblem, unavailable
 from agentdeck_http.security import Principal, authenticator
@@ -76,9 +77,14 @@ class Served:
     binding: Native
     exposure: Exposure
     authenticate: Callable[..., Awaitable[Principal]] = field(init=False)
+    sessions: ConsoleSessions = field(init=False)
+    """The console's logins (used only when the console is served and keys are configured)."""
 
     def __post_init__(self) -> None:
-        self.authenticate = authenticator(self.binding.api_keys)
+        self.sessions = ConsoleSessions()
+        self.authenticate = authenticator(
+            self.binding.api_keys, self.sessions if self.binding.console else None
+        )
 
     @property
     def prefix(self) -> str:

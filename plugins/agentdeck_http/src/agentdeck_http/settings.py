@@ -110,6 +110,11 @@ class HttpSettings(SettingsSection):
     path: str = ""
     """Prefix of every route (`/api` serves `POST /api/runs`). Empty: the root."""
 
+    console: bool = True
+    """Serve the operator console at `<path>/ui/`: runs, a run's timeline, the inbox of open
+    questions and approvals, in a browser, with the same API keys (a key logs in once and the
+    browser keeps an HttpOnly session cookie). `false` serves the API alone."""
+
     heartbeat_seconds: float = Field(default=15.0, gt=0, allow_inf_nan=False)
     """Seconds between the comment lines an idle event stream sends, so proxies keep it open.
     Must be greater than 0; keep it below the proxy's idle timeout."""

@@ -26,11 +26,15 @@ __all__ = [
     "ErrorBody",
     "ForkRequest",
     "HealthView",
+    "InboxItemView",
+    "InboxPageView",
     "InterruptView",
+    "PluginView",
     "RunPageView",
     "RunView",
     "StartRunRequest",
     "StatusBody",
+    "StoreHealthView",
     "Usage4x",
 ]
 
@@ -213,13 +217,51 @@ class RunPageView(BaseModel):
     next_cursor: str | None
 
 
+class InboxItemView(BaseModel):
+    """One open question (or tool approval) and the run waiting on it."""
+
+    run: RunView
+    interrupt: InterruptView
+
+
+class InboxPageView(BaseModel):
+    """``GET /inbox``: open questions, oldest run first; pass ``next_cursor`` back as
+    ``cursor``."""
+
+    items: list[InboxItemView]
+    next_cursor: str | None
+
+
+class PluginView(BaseModel):
+    """A loaded plugin, in ``GET /health``."""
+
+    name: str
+    distribution: str | None
+    version: str | None
+    provides: dict[str, list[str]] = Field(
+        description="per registry (``event_stores``, ``engines``, ...), the names it registers"
+    )
+
+
+class StoreHealthView(BaseModel):
+    """The event store's answer to a one-run listing, in ``GET /health``."""
+
+    status: Literal["ok", "failing"]
+    backend: str = Field(description="the store's class")
+    latency_ms: float = Field(description="how long the listing took")
+    error: str | None = Field(default=None, description="what the store raised, when failing")
+
+
 class HealthView(BaseModel):
-    """``GET /health``."""
+    """``GET /health``: the catalog, plugins and store check only for a key holder (or a signed-in
+    console)."""
 
     status: Literal["ok"]
     agents: list[str] = Field(default_factory=list)
     workflows: list[str] = Field(default_factory=list)
     skills: list[str] = Field(default_factory=list)
+    plugins: list[PluginView] = Field(default_factory=list)
+    store: StoreHealthView | None = None
 
 
 class StatusBody(BaseModel):

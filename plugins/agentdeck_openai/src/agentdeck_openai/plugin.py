@@ -22,6 +22,7 @@ ENGINE = EngineRef("agentdeck_openai.engine:OpenAIEngine", name="openai", headle
 
 SESSION_FACTORIES: dict[str, tuple[str, str]] = {
     "local": ("LocalSessionFactory", "in-process SQLite session per session id (not durable)"),
+    "sqlite": ("SqliteSessionFactory", "Agents SDK SQLiteSession in a file (one machine)"),
     "redis": ("RedisSessionFactory", "Agents SDK RedisSession, shared by every worker"),
     "rediss": ("RedisSessionFactory", "Agents SDK RedisSession over TLS"),
 }

@@ -1,11 +1,15 @@
 """Conversation memory for the OpenAI engine: one Agents SDK session object per session id.
 
-Two factories, chosen by ``AGENTDECK_SESSION`` (its URL scheme):
+Three factories, chosen by ``AGENTDECK_SESSION`` (its URL scheme):
 
 ``local`` (the default when ``AGENTDECK_SESSION`` is unset)
     :class:`LocalSessionFactory`: one in-memory ``agents.SQLiteSession`` per session id, kept for
     the factory's life (the deck's). Gone when the process exits and invisible to other workers:
     a development convenience, not a durable option.
+``sqlite``
+    :class:`SqliteSessionFactory`: one ``agents.SQLiteSession`` per session id on the file the
+    URL names (``sqlite:///rel/path.db``, ``sqlite:////abs/path.db``, as the state URLs), so a
+    conversation survives a restart and is shared by the processes of one machine.
 ``redis`` / ``rediss``
     :class:`RedisSessionFactory`: ``agents.extensions.memory.RedisSession`` objects sharing one
     ``redis.asyncio.Redis`` client, keyed ``<AGENTDECK_SESSION_REDIS_KEY_PREFIX>:<session id>``
@@ -20,6 +24,7 @@ not the event log.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
 
@@ -34,7 +39,7 @@ if TYPE_CHECKING:
     from agents.extensions.memory import RedisSession
     from redis.asyncio import Redis
 
-__all__ = ["LocalSessionFactory", "RedisSessionFactory"]
+__all__ = ["LocalSessionFactory", "RedisSessionFactory", "SqliteSessionFactory"]
 
 _SETTING = "AGENTDECK_SESSION"
 
@@ -108,6 +113,57 @@ class LocalSessionFactory(SessionFactory):
             session = self._sessions.get(key)
             if session is None:
                 session = self._sessions[key] = SQLiteSession(key)
+            return session
+
+    async def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            session.close()
+
+
+class SqliteSessionFactory(SessionFactory):
+    """One file-backed ``SQLiteSession`` per session id, all on one SQLite file.
+
+    The Agents SDK's own session class keeps the history (its tables ``agent_sessions`` and
+    ``agent_messages``), so a conversation continued after a restart, or by another process on
+    the same machine, reads exactly what the SDK wrote. The directory is created when the
+    first session opens, not when the deck builds.
+    """
+
+    schemes: ClassVar[tuple[str, ...]] = ("sqlite",)
+
+    def __init__(self, url: str) -> None:
+        from agentdeck.sqlite.schema import parse_url
+
+        try:
+            self.path = Path(parse_url(url).path)
+        except ConfigError as refused:
+            raise ConfigError(
+                f"{_SETTING}={url!r}: {refused}", setting=_SETTING, accepted=refused.accepted
+            ) from None
+        self.url = url
+        self._sessions: dict[str, SQLiteSession] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    def from_request(cls, request: BackendRequest) -> SqliteSessionFactory:
+        """The factory the ``sqlite`` scheme registers."""
+        return cls(request.url)
+
+    def session_for(self, session_id: str) -> SQLiteSession:
+        from agents import SQLiteSession
+
+        key = _checked_id(session_id)
+        with self._lock:
+            if self._closed:
+                raise _closed_error(key, "sqlite session", self.url)
+            session = self._sessions.get(key)
+            if session is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                session = self._sessions[key] = SQLiteSession(key, db_path=self.path)
             return session
 
     async def close(self) -> None:

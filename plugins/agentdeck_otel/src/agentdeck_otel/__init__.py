@@ -11,9 +11,33 @@ The OpenTelemetry SDK is imported only when an observer starts.
 
 from __future__ import annotations
 
-from agentdeck_otel.observer import OTelObserver
-from agentdeck_otel.settings import OTelSettings
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentdeck_otel.observer import OTelObserver
+    from agentdeck_otel.settings import OTelSettings
 
 __version__ = "0.1.0"
 
+# Each public name resolves on first access (module ``__getattr__``): the plugin host imports
+# this package whenever plugins load, and that must not import the observer.
+_HOMES = {
+    "OTelObserver": "agentdeck_otel.observer",
+    "OTelSettings": "agentdeck_otel.settings",
+}
+
 __all__ = ["OTelObserver", "OTelSettings", "__version__"]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # resolved once; later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

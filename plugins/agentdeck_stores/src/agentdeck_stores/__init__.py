@@ -1,8 +1,9 @@
-"""AgentDeck durable stores: SQLite, Redis and PostgreSQL.
+"""AgentDeck durable stores: Redis and PostgreSQL.
 
 Installed, this distribution (agentdeck-stores) will provide:
 
-- event-log stores for the `sqlite://`, `redis://` and `postgresql://` schemes
+- event-log stores for the `redis://` and `postgresql://` schemes (SQLite is the core's own:
+  `agentdeck.sqlite`; `agentdeck_stores.sqlite` remains as an alias)
 - control (pause/cancel requests) and session leases on the same backends
 - each backend verified by the core's store and control/lease contract kits
 

@@ -7,13 +7,22 @@ the pool has checked its idle ones -- unless the failure hit a ``COMMIT``, whose
 unknown, which is reported as a retryable :class:`~agentdeck.errors.StoreError` instead of risking
 a write twice. Driver exceptions never escape: they arrive as ``StoreError`` naming the backend
 and the URL, password redacted.
+
+Every call is bounded by the stores' ``connect_timeout_seconds`` (default 5 s): connecting,
+waiting for a pooled connection and the retries on fresh ones all share that one deadline, so
+during an outage a call fails with a retryable ``StoreError`` within the bound instead of waiting
+out a long pool timeout. The pool's own reconnect warnings are silenced; one warning per outage
+and one line on recovery come from :mod:`._outage` instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import math
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -23,9 +32,12 @@ import psycopg
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool.pool_async import logger as _pool_logger  # its own logger, filtered below
 
 from agentdeck.errors import AgentDeckError, ConfigError, StoreError
-from agentdeck_stores._sql import SCHEMA_VERSION
+from agentdeck.storage.sql import SCHEMA_VERSION
+from agentdeck_stores._outage import Outage, outage_for
+from agentdeck_stores.settings import DEFAULT_CONNECT_TIMEOUT
 
 __all__ = [
     "BACKEND",
@@ -39,10 +51,6 @@ __all__ = [
 ]
 
 BACKEND = "postgresql"
-CONNECT_TIMEOUT = 5.0
-"""Seconds to wait for the server at open before reporting it unreachable."""
-POOL_TIMEOUT = 30.0
-"""Seconds an operation waits for a free pooled connection (all busy) before failing."""
 RETRIES = 3
 """Fresh connections an operation is retried on after its connection was found broken."""
 APPLICATION_NAME = "agentdeck-stores"
@@ -51,6 +59,28 @@ _T = TypeVar("_T")
 _IDENTIFIER = re.compile(r"\A[A-Za-z_][A-Za-z0-9_$]{0,62}\Z")
 _SEARCH_PATH = re.compile(r"search_path\s*=\s*([^\s,]+)")
 _POOL_OPTIONS = {"pool_min": 1, "pool_max": 4}
+
+
+class _QuietPools(logging.Filter):
+    """Drops psycopg_pool's per-attempt reconnect warnings for the pools this module opens:
+    a 10 s outage made about sixty of them; :class:`Outage` says it once instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.WARNING:
+            return True
+        if "'agentdeck" in record.getMessage():  # "error connecting in 'agentdeck-events'"
+            return False
+        # "discarding closed connection: <conn>", once per pooled connection an outage broke:
+        # the connection knows its pool, and so its name.
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not any(_ours(getattr(arg, "_pool", None)) for arg in args)
+
+
+def _ours(pool: object) -> bool:
+    return str(getattr(pool, "name", "")).startswith("agentdeck")
+
+
+_quiet_pools = _QuietPools()
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,43 +191,85 @@ class _Broken(Exception):
 class PgDatabase:
     """A pool and the retry policy around it, for one port."""
 
-    def __init__(self, url: str, target: PgTarget, name: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        target: PgTarget,
+        name: str,
+        *,
+        timeout: float | None = None,
+        read_only: bool = False,
+    ) -> None:
         self.url = url
         self.target = target
         self._name = name
+        self.timeout = timeout if timeout is not None else DEFAULT_CONNECT_TIMEOUT
+        """Seconds one call may take to reach the server (connect, checkout and retries)."""
+        self._outage: Outage = outage_for(BACKEND, url)
+        self.read_only = read_only
+        """Opened for a reader: no DDL at open, and every session is read-only on the server."""
         self._pool: AsyncConnectionPool[Any] | None = None
         self.schema: str | None = None
         """The schema the tables live in (known after :meth:`open`)."""
+        self.absent = False
+        """Read-only and the tables do not exist (yet): the store reads as empty, and nothing
+        is created for it (known after :meth:`open`)."""
 
     async def open(self) -> None:
-        """Check the server answers, create or migrate the schema, then open the pool."""
+        """Check the server answers, create or migrate the schema (read-only: check that the
+        tables are there and of a version this release reads, creating nothing), then open
+        the pool."""
+        if _quiet_pools not in _pool_logger.filters:
+            _pool_logger.addFilter(_quiet_pools)
         try:
-            connection = await psycopg.AsyncConnection.connect(
-                self.target.conninfo, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT)
+            connection = await asyncio.wait_for(
+                psycopg.AsyncConnection.connect(
+                    self.target.conninfo, autocommit=True, connect_timeout=self._libpq_timeout
+                ),
+                self.timeout,
             )
-        except psycopg.Error as exc:
-            raise store_error(self.url, exc, "cannot connect") from None
+        except (psycopg.Error, TimeoutError) as exc:
+            raise store_error(self.url, exc, f"cannot connect within {self.timeout:g} s") from None
         try:
-            self.schema = await _ensure_schema(connection, self.target.schema, self.url)
+            if self.read_only:
+                self.schema = await _inspect_schema(connection, self.target.schema, self.url)
+                self.absent = self.schema is None
+            else:
+                self.schema = await _ensure_schema(connection, self.target.schema, self.url)
         except psycopg.Error as exc:
-            raise store_error(self.url, exc, "cannot create the schema") from None
+            doing = "cannot read the schema" if self.read_only else "cannot create the schema"
+            raise store_error(self.url, exc, doing) from None
         finally:
             await connection.close()
+        if self.absent:
+            return  # nothing to read, so no pool either
         pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
             self.target.conninfo,
             min_size=self.target.pool_min,
             max_size=self.target.pool_max,
             open=False,
-            kwargs={"autocommit": True},
-            timeout=POOL_TIMEOUT,
+            kwargs={"autocommit": True, "connect_timeout": self._libpq_timeout},
+            configure=_read_only_session if self.read_only else None,
+            timeout=self.timeout,
+            # A connection attempt that fails is retried with a backoff that doubles; left at
+            # psycopg_pool's 5 min, a slot lost in an outage can sit out seconds to minutes after
+            # the server is back while calls time out waiting. Giving up after one call's
+            # timeout frees the slot, and the next call that finds no connection grows the pool
+            # again at once.
+            reconnect_timeout=self.timeout,
             name=self._name,
         )
         try:
-            await pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            await pool.open(wait=True, timeout=self.timeout)
         except (psycopg.Error, PoolTimeout) as exc:
             await pool.close()
             raise store_error(self.url, exc, "cannot open the connection pool") from None
         self._pool = pool
+
+    @property
+    def _libpq_timeout(self) -> int:
+        # libpq takes whole seconds and reads anything below 2 as 2.
+        return max(2, math.ceil(self.timeout))
 
     async def close(self) -> None:
         pool, self._pool = self._pool, None
@@ -209,24 +281,33 @@ class PgDatabase:
         pool = self._pool
         if pool is None:
             raise StoreError("it is closed (or was never opened)", backend=BACKEND, url=self.url)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        started = time.monotonic()
         attempt = 0
         while True:
             try:
-                async with pool.connection() as connection:
+                left = max(0.001, deadline - loop.time())
+                async with pool.connection(timeout=left) as connection:
                     try:
-                        return await work(connection)
+                        result = await work(connection)
                     except psycopg.OperationalError as exc:
                         if connection.broken or connection.closed:
                             raise _Broken(exc) from exc
                         raise
+                self._outage.reached(started)
+                return result
             except _Broken as broken:
                 attempt += 1
-                if attempt > RETRIES:
+                if attempt > RETRIES or loop.time() >= deadline:
+                    self._outage.failed(broken.cause, started)
                     raise store_error(self.url, broken.cause) from None
                 await asyncio.sleep(0.02 * attempt)  # let a restarting server come back
-                with contextlib.suppress(psycopg.Error, PoolTimeout):
-                    await pool.check()  # drop the other dead connections; the retry reports any
+                with contextlib.suppress(psycopg.Error, PoolTimeout, TimeoutError):
+                    # drop the other dead connections; the retry reports any
+                    await asyncio.wait_for(pool.check(), max(0.001, deadline - loop.time()))
             except CommitUnknown as unknown:
+                self._outage.failed(unknown.cause, started)
                 raise store_error(
                     self.url,
                     unknown.cause,
@@ -234,7 +315,14 @@ class PgDatabase:
                 ) from None
             except AgentDeckError:
                 raise
-            except (psycopg.Error, PoolTimeout) as exc:
+            except PoolTimeout as exc:
+                self._outage.failed(exc, started)
+                raise store_error(
+                    self.url, exc, f"no connection to the server within {self.timeout:g} s"
+                ) from None
+            except psycopg.Error as exc:
+                if isinstance(exc, psycopg.OperationalError):
+                    self._outage.failed(exc, started)
                 raise store_error(self.url, exc) from None
 
 
@@ -354,6 +442,55 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 """Schema version -> the statements that bring the previous version to it."""
 
 assert max(MIGRATIONS) == SCHEMA_VERSION
+
+
+async def _read_only_session(connection: psycopg.AsyncConnection[Any]) -> None:
+    """Every transaction of a reader's connection is read-only: the server refuses a write."""
+    await connection.execute("SET default_transaction_read_only = on")
+
+
+async def _inspect_schema(
+    connection: psycopg.AsyncConnection[Any], schema: str | None, url: str
+) -> str | None:
+    """The schema holding the tables, for a reader: ``None`` when the schema or its tables do not
+    exist yet (an empty store); :class:`StoreError` when they were written by a newer release.
+    Reads the catalogs only, so it takes no lock and creates nothing."""
+    cursor = await connection.execute(
+        "SELECT n.nspname FROM pg_namespace n WHERE n.nspname = coalesce(%s, current_schema())",
+        (schema,),
+    )
+    row = await cursor.fetchone()
+    if row is None:
+        return None
+    found = str(row[0])
+    cursor = await connection.execute(
+        "SELECT count(*) FROM pg_tables WHERE schemaname = %s AND tablename = 'agentdeck_schema'",
+        (found,),
+    )
+    row = await cursor.fetchone()
+    if row is None or not row[0]:
+        return None
+    cursor = await connection.execute(
+        sql.SQL("SELECT max(version) FROM {}.agentdeck_schema").format(sql.Identifier(found))
+    )
+    row = await cursor.fetchone()
+    version = int(row[0]) if row is not None and row[0] is not None else 0
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"schema {found!r} has version {version}, written by a newer agentdeck-stores "
+            f"(this one reads up to {SCHEMA_VERSION}); upgrade agentdeck-stores",
+            backend=BACKEND,
+            url=url,
+        )
+    if version < SCHEMA_VERSION:
+        raise StoreError(
+            f"schema {found!r} has version {version}, older than this agentdeck-stores "
+            f"({SCHEMA_VERSION}); a reader migrates nothing: open the store once for writing "
+            "(any deck, or `agentdeck serve`) to migrate it",
+            backend=BACKEND,
+            url=url,
+        )
+    return found
 
 
 async def _ensure_schema(

@@ -40,7 +40,7 @@ from agentdeck.model.events import SCHEMA_VERSION, Event
 from agentdeck.model.payloads import PAYLOAD_TYPES, Payload
 from agentdeck.model.unvalidated import sharing_fields_set
 from agentdeck.storage.codec import collector_paused, stored_event, stored_events
-from agentdeck_stores._sql import ns_value
+from agentdeck.storage.sql import ns_value
 
 __all__ = [
     "HEADER",
@@ -63,7 +63,7 @@ _ENVELOPE = (
     "'parent_run_id', parent_run_id, 'origin', name)"
 )
 """What every envelope of the run holds besides its seq, time, kind and payload (``ns`` is
-:func:`agentdeck_stores._sql.ns_key`'s form)."""
+:func:`agentdeck.storage.sql.ns_key`'s form)."""
 
 _LOG = (
     "WITH run AS MATERIALIZED (SELECT session_id, ns, parent_run_id, name, "

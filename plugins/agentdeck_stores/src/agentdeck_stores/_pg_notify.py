@@ -14,17 +14,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import math
 from collections.abc import Iterable
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
+from agentdeck_stores.settings import DEFAULT_CONNECT_TIMEOUT
+
 __all__ = ["Listener", "channel_for", "notify_payloads"]
 
 PAYLOAD_LIMIT = 7900
 """Bytes per ``NOTIFY`` payload (PostgreSQL refuses 8000 and more)."""
-CONNECT_TIMEOUT = 5
 RECONNECT_MIN = 0.05
 RECONNECT_MAX = 2.0
 
@@ -54,9 +56,13 @@ def notify_payloads(run_ids: Iterable[str]) -> list[str]:
 class Listener:
     """Parked followers of one store, and the ``LISTEN`` connection that wakes them."""
 
-    def __init__(self, conninfo: str, channel: str) -> None:
+    def __init__(
+        self, conninfo: str, channel: str, *, timeout: float = DEFAULT_CONNECT_TIMEOUT
+    ) -> None:
         self._conninfo = conninfo
         self._channel = channel
+        self._timeout = timeout
+        """The stores' ``connect_timeout_seconds``: one (re)connect attempt waits no longer."""
         self._parked: dict[str, set[asyncio.Future[None]]] = {}
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -101,10 +107,15 @@ class Listener:
         delay = RECONNECT_MIN
         while not self._closed:
             try:
-                connection = await psycopg.AsyncConnection.connect(
-                    self._conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+                connection = await asyncio.wait_for(
+                    psycopg.AsyncConnection.connect(
+                        self._conninfo,
+                        autocommit=True,
+                        connect_timeout=max(2, math.ceil(self._timeout)),  # libpq: whole s, >= 2
+                    ),
+                    self._timeout,
                 )
-            except psycopg.Error:
+            except (psycopg.Error, TimeoutError):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RECONNECT_MAX)
                 continue

@@ -5,6 +5,12 @@ A Redis URL is redis-py's (``redis://[[user]:password@]host[:port][/db][?option=
 with it (default ``agentdeck:``), so several decks, tenants or test runs share one server without
 seeing each other. redis-py's own query options (``max_connections``, ``socket_timeout``, ...)
 pass through to its connection pool.
+
+Connecting and waiting for a pooled connection are bounded by the stores'
+``connect_timeout_seconds`` (default 5 s; a ``socket_connect_timeout`` in the URL wins), so an
+unreachable server fails a call with a retryable ``StoreError`` within that bound; the first
+such failure of an outage logs one warning and the next success one "back" line
+(:mod:`._outage`).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,6 +36,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from agentdeck.errors import ConfigError, StoreError
 from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.plugins.host import redact_url
+from agentdeck_stores._outage import outage_for
+from agentdeck_stores.settings import DEFAULT_CONNECT_TIMEOUT
 
 __all__ = [
     "BACKEND",
@@ -65,9 +74,11 @@ class RedisTarget:
     client_url: str
     """``url`` without our own options, handed to redis-py."""
     prefix: str
+    timeout: float = DEFAULT_CONNECT_TIMEOUT
+    """Seconds to connect, or to wait for a free pooled connection, before failing."""
 
     @classmethod
-    def parse(cls, url: str) -> RedisTarget:
+    def parse(cls, url: str, *, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> RedisTarget:
         parts = urlsplit(url)
         if parts.scheme not in _SCHEMES:
             raise ConfigError(
@@ -92,7 +103,10 @@ class RedisTarget:
         rest = urlencode([(name, value) for name, value in query if name != "prefix"])
         client_url = urlunsplit(parts._replace(query=rest))
         return cls(
-            url=url, client_url=client_url, prefix=prefixes[0] if prefixes else DEFAULT_PREFIX
+            url=url,
+            client_url=client_url,
+            prefix=prefixes[0] if prefixes else DEFAULT_PREFIX,
+            timeout=timeout,
         )
 
     @property
@@ -131,10 +145,14 @@ def from_micros(value: bytes | str | int) -> datetime:
 
 @contextlib.contextmanager
 def translate_errors(target: RedisTarget, doing: str) -> Iterator[None]:
-    """Turn every redis-py failure inside the block into a :class:`StoreError`."""
+    """Turn every redis-py failure inside the block into a :class:`StoreError`, and keep the
+    server's :class:`~agentdeck_stores._outage.Outage` up to date."""
+    outage = outage_for(BACKEND, target.url)
+    started = time.monotonic()
     try:
         yield
     except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        outage.failed(exc, started)
         raise StoreError(
             f"cannot {doing}: the server is unreachable or dropped the connection "
             f"({type(exc).__name__}: {exc}); check that Redis is running at that address",
@@ -148,6 +166,7 @@ def translate_errors(target: RedisTarget, doing: str) -> Iterator[None]:
             backend=BACKEND,
             url=target.url,
         ) from exc
+    outage.reached(started)
 
 
 # =========================================================================== group commit
@@ -295,9 +314,14 @@ class RedisBackend:
 
     role: ClassVar[str] = "backend"
 
-    def __init__(self, target: RedisTarget, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self, target: RedisTarget, *, clock: Clock | None = None, read_only: bool = False
+    ) -> None:
         self.target = target
         self.url = target.url
+        self.read_only = read_only
+        """Opened for a reader: :meth:`open` writes no layout version, and every write of the
+        port raises :class:`~agentdeck.errors.StoreError` before reaching the server."""
         self.prefix = target.prefix
         self._clock: Clock = clock if clock is not None else SystemClock()
         self.client_name = f"agentdeck-{self.role}-{secrets.token_hex(4)}"
@@ -337,7 +361,9 @@ class RedisBackend:
             # A command that failed on a dropped connection is sent again on a fresh one.
             "retry": Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.02), retries=4),
             "max_connections": 64,
-            "timeout": 30,
+            # Waiting for a free pooled connection, and connecting, are bounded alike.
+            "timeout": self.target.timeout,
+            "socket_connect_timeout": self.target.timeout,
         }
 
     @property
@@ -345,11 +371,13 @@ class RedisBackend:
         return self._connect()
 
     async def open(self) -> None:
-        """Connect (proving the server answers) and check or write the key-layout version."""
+        """Connect (proving the server answers) and check or write the key-layout version (a
+        read-only port only checks it: a prefix with no keys yet reads as an empty store)."""
         client = self._connect()
         key = f"{self.prefix}schema"
         with translate_errors(self.target, "open the store"):
-            await client.set(key, SCHEMA_VERSION, nx=True)
+            if not self.read_only:
+                await client.set(key, SCHEMA_VERSION, nx=True)
             found = await client.get(key)
         if found is not None and int(found) > SCHEMA_VERSION:
             raise StoreError(
@@ -369,6 +397,16 @@ class RedisBackend:
         if client is not None:
             with contextlib.suppress(RedisError, OSError):
                 await client.aclose(close_connection_pool=True)
+
+    def check_writable(self, operation: str) -> None:
+        """Refuse ``operation`` on a read-only port, naming it."""
+        if self.read_only:
+            raise StoreError(
+                f"{operation} refused: this handle was opened read-only (a reader such as "
+                "`agentdeck runs list` never writes); open it without read_only to write",
+                backend=BACKEND,
+                url=self.url,
+            )
 
     def _now_micros(self) -> int:
         return micros(utc(self._clock.now()))

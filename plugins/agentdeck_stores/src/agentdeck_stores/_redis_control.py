@@ -25,6 +25,7 @@ from agentdeck_stores._redis_base import (
     from_micros,
     translate_errors,
 )
+from agentdeck_stores.settings import connect_timeout
 
 __all__ = ["RedisControlPort", "RedisLeasePort"]
 
@@ -41,20 +42,27 @@ class RedisControlPort(RedisBackend, ControlPort):
     shared: ClassVar[bool] = True
     role: ClassVar[str] = "control"
 
-    def __init__(self, target: RedisTarget, *, clock: Clock | None = None) -> None:
-        super().__init__(target, clock=clock)
+    def __init__(
+        self, target: RedisTarget, *, clock: Clock | None = None, read_only: bool = False
+    ) -> None:
+        super().__init__(target, clock=clock, read_only=read_only)
         self._request_script = self.client.register_script(lua.CONTROL_REQUEST)
         self._take_script = self.client.register_script(lua.CONTROL_TAKE)
 
     @classmethod
     def from_request(cls, request: BackendRequest) -> RedisControlPort:
         """The factory the ``redis``/``rediss`` schemes register."""
-        return cls(RedisTarget.parse(request.url), clock=request.clock)
+        return cls(
+            RedisTarget.parse(request.url, timeout=connect_timeout(request.settings)),
+            clock=request.clock,
+            read_only=request.read_only,
+        )
 
     def _key(self, run_id: str) -> str:
         return f"{self.prefix}ctl:{run_id}"
 
     async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
+        self.check_writable("requesting a control signal")
         wanted = checked_verb(verb)
         reason_text = "" if reason is None else "=" + reason
         with translate_errors(self.target, f"request {wanted.value} of run '{run_id}'"):
@@ -88,6 +96,7 @@ class RedisControlPort(RedisBackend, ControlPort):
         return tuple(signal for _, signal in signals)
 
     async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
+        self.check_writable("taking a control signal")
         wanted = checked_verb(verb)
         with translate_errors(self.target, f"take the {wanted.value} request of run '{run_id}'"):
             value = await self._take_script(
@@ -96,6 +105,7 @@ class RedisControlPort(RedisBackend, ControlPort):
         return self._signal(run_id, wanted, value)[1] if value is not None else None
 
     async def forget(self, run_ids: Collection[str]) -> None:
+        self.check_writable("forgetting control signals")
         keys = [self._key(run_id) for run_id in run_ids]
         if not keys:
             return
@@ -117,8 +127,10 @@ class RedisLeasePort(RedisBackend, LeasePort):
     shared: ClassVar[bool] = True
     role: ClassVar[str] = "leases"
 
-    def __init__(self, target: RedisTarget, *, clock: Clock | None = None) -> None:
-        super().__init__(target, clock=clock)
+    def __init__(
+        self, target: RedisTarget, *, clock: Clock | None = None, read_only: bool = False
+    ) -> None:
+        super().__init__(target, clock=clock, read_only=read_only)
         self._acquire_script = self.client.register_script(lua.LEASE_ACQUIRE)
         self._renew_script = self.client.register_script(lua.LEASE_RENEW)
         self._release_script = self.client.register_script(lua.LEASE_RELEASE)
@@ -127,7 +139,11 @@ class RedisLeasePort(RedisBackend, LeasePort):
     @classmethod
     def from_request(cls, request: BackendRequest) -> RedisLeasePort:
         """The factory the ``redis``/``rediss`` schemes register."""
-        return cls(RedisTarget.parse(request.url), clock=request.clock)
+        return cls(
+            RedisTarget.parse(request.url, timeout=connect_timeout(request.settings)),
+            clock=request.clock,
+            read_only=request.read_only,
+        )
 
     def _key(self, run_id: str) -> str:
         return f"{self.prefix}lease:{run_id}"
@@ -141,6 +157,7 @@ class RedisLeasePort(RedisBackend, LeasePort):
         return now, now + round(ttl * 1_000_000)
 
     async def acquire(self, run_id: str, owner: str, ttl: float) -> bool:
+        self.check_writable("acquiring a lease")
         now, expires = self._window(ttl)
         with translate_errors(self.target, f"acquire the lease of run '{run_id}'"):
             won = await self._acquire_script(
@@ -149,6 +166,7 @@ class RedisLeasePort(RedisBackend, LeasePort):
         return bool(won)
 
     async def renew(self, run_id: str, owner: str, ttl: float) -> bool:
+        self.check_writable("renewing a lease")
         now, expires = self._window(ttl)
         with translate_errors(self.target, f"renew the lease of run '{run_id}'"):
             renewed = await self._renew_script(
@@ -157,6 +175,7 @@ class RedisLeasePort(RedisBackend, LeasePort):
         return bool(renewed)
 
     async def release(self, run_id: str, owner: str) -> None:
+        self.check_writable("releasing a lease")
         with translate_errors(self.target, f"release the lease of run '{run_id}'"):
             await self._release_script(
                 keys=[self._key(run_id), self._expiries], args=[run_id, owner]
@@ -177,3 +196,15 @@ class RedisLeasePort(RedisBackend, LeasePort):
                 self._expiries, "-inf", self._now_micros(), start=0, num=limit
             )
         return [run_id.decode() if isinstance(run_id, bytes) else str(run_id) for run_id in run_ids]
+
+    async def forget(self, run_ids: Collection[str]) -> None:
+        ids = list(run_ids)
+        if not ids:
+            return
+        with translate_errors(self.target, "forget leases"):
+            for start in range(0, len(ids), 500):
+                batch = ids[start : start + 500]
+                async with self.client.pipeline(transaction=True) as pipe:
+                    pipe.delete(*(self._key(run_id) for run_id in batch))
+                    pipe.zrem(self._expiries, *batch)
+                    await pipe.execute()

@@ -1,11 +1,11 @@
-"""Hook implementations of the `stores` plugin: SQLite, PostgreSQL and Redis backends by scheme.
+"""Hook implementations of the `stores` plugin: PostgreSQL and Redis backends by scheme.
 
 Each backend module is imported only when its scheme is first used, so installing the plugin
 costs nothing at deck construction and a missing optional driver fails only the scheme that
 needs it. The drivers are extras of this distribution (``agentdeck-stores[postgres]``,
 ``agentdeck-stores[redis]``); choosing a scheme whose driver is missing raises
-:class:`~agentdeck.errors.ExtraNotInstalledError` naming the extra to install. SQLite needs only
-the standard library.
+:class:`~agentdeck.errors.ExtraNotInstalledError` naming the extra to install. SQLite is the
+core's own (:mod:`agentdeck.sqlite`), registered by agentdeck-core.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import Any, TypeVar
 
 import agentdeck
 from agentdeck.plugins.extras import require_extra
-from agentdeck.plugins.hookspecs import RegisterScheme
+from agentdeck.plugins.hookspecs import RegisterScheme, RegisterSettings
 from agentdeck.ports import BackendRequest, ControlPort, EventStore, LeasePort
+from agentdeck_stores.settings import StoresSettings
 
 DISTRIBUTION = "agentdeck-stores"
 
@@ -42,7 +43,6 @@ _POSTGRES_DRIVERS = ("psycopg", "psycopg_pool")
 _REDIS_DRIVERS = ("redis",)
 
 BACKENDS: dict[str, Backend] = {
-    "sqlite": Backend("agentdeck_stores.sqlite", "Sqlite", "SQLite file (sqlite:///path)"),
     "postgresql": Backend(
         "agentdeck_stores.postgres",
         "Postgres",
@@ -112,3 +112,8 @@ def agentdeck_register_control_ports(register: RegisterScheme[ControlPort]) -> N
 @agentdeck.hookimpl
 def agentdeck_register_lease_ports(register: RegisterScheme[LeasePort]) -> None:
     _register(register, "LeasePort")
+
+
+@agentdeck.hookimpl
+def agentdeck_register_settings(register: RegisterSettings) -> None:
+    register(StoresSettings)

@@ -6,7 +6,7 @@ schema. Built on psycopg 3 (async) with one connection pool per port.
 * **Writes**: one writer task per store takes the opens and appends queued while it was busy and
   commits them in one transaction: it locks the rows they touch (``SELECT ... ORDER BY run_id FOR
   UPDATE``, so two writers never deadlock on each other's runs), decides every condition against
-  them (:class:`agentdeck_stores._sql.BatchPlan`), and writes the batch with one multi-row
+  them (:class:`agentdeck.storage.sql.BatchPlan`), and writes the batch with one multi-row
   statement per table. An append returns only after that commit. Claims are enforced by the
   database too: a partial unique index allows one session holder per ``(namespace, session)`` and
   one run per ``(namespace, key)``, so a racing writer in another process loses with a unique
@@ -14,6 +14,10 @@ schema. Built on psycopg 3 (async) with one connection pool per port.
 * **Follow**: ``LISTEN``/``NOTIFY`` (see :mod:`agentdeck_stores._pg_notify`).
 * **Schema**: the URL's ``?schema=name`` (or the first ``search_path`` entry of its ``options``)
   is created if missing; tables are created and migrated on first open (versioned).
+* **Read-only** (``BackendRequest(read_only=True)``, as ``agentdeck runs list`` opens it): no
+  DDL at open, every pooled session is ``default_transaction_read_only`` so the server refuses
+  any write, and the port refuses its own writes with ``StoreError``; a missing schema or missing
+  tables read as an empty store, and nothing is created for them.
 """
 
 from __future__ import annotations
@@ -44,6 +48,19 @@ from agentdeck.ports import (
     RunRecord,
 )
 from agentdeck.storage import checked_verb, decode_cursor, follow_pages, run_page
+from agentdeck.storage.sql import (
+    RUN_COLUMNS,
+    AppendJob,
+    BatchPlan,
+    Job,
+    OpenJob,
+    RunRow,
+    SqlWrites,
+    list_sql,
+    ns_key,
+    prune_sql,
+    row_ordinal,
+)
 from agentdeck.vocabulary import TERMINAL, ControlVerb, RunStatus
 from agentdeck_stores._pg_db import (
     BACKEND,
@@ -63,19 +80,7 @@ from agentdeck_stores._pg_events import (
 )
 from agentdeck_stores._pg_json import jsonb_text
 from agentdeck_stores._pg_notify import Listener, channel_for, notify_payloads
-from agentdeck_stores._sql import (
-    RUN_COLUMNS,
-    AppendJob,
-    BatchPlan,
-    Job,
-    OpenJob,
-    RunRow,
-    SqlWrites,
-    list_sql,
-    ns_key,
-    prune_sql,
-    row_ordinal,
-)
+from agentdeck_stores.settings import connect_timeout
 
 __all__ = ["PostgresControlPort", "PostgresEventStore", "PostgresLeasePort", "lock_rows_sql"]
 
@@ -354,11 +359,16 @@ class _Backend:
 
     pool_name: ClassVar[str] = "agentdeck"
 
-    def __init__(self, url: str, clock: Clock | None) -> None:
+    def __init__(
+        self, url: str, clock: Clock | None, timeout: float | None = None, read_only: bool = False
+    ) -> None:
         self.url = url
+        self.read_only = read_only
         self._target: PgTarget = parse_url(url)
         self._clock: Clock = clock if clock is not None else SystemClock()
-        self._db = PgDatabase(url, self._target, self.pool_name)
+        self._db = PgDatabase(
+            url, self._target, self.pool_name, timeout=timeout, read_only=read_only
+        )
         self._opened = False
         self._closed = False
 
@@ -371,6 +381,22 @@ class _Backend:
         if not self._opened:
             raise StoreError("open() it before use", backend=BACKEND, url=self.url)
 
+    def _check_writable(self, operation: str) -> None:
+        self._check_usable()
+        if self.read_only:
+            raise StoreError(
+                f"{operation} refused: this handle was opened read-only (a reader such as "
+                "`agentdeck runs list` never writes); open it without read_only to write",
+                backend=BACKEND,
+                url=self.url,
+            )
+
+    @property
+    def _absent(self) -> bool:
+        """Opened read-only on a database without AgentDeck's tables: every read is empty."""
+        self._check_usable()
+        return self._db.absent
+
 
 class PostgresEventStore(_Backend, SqlWrites, EventStore):
     """An :class:`~agentdeck.ports.EventStore` on PostgreSQL (see the module docstring)."""
@@ -379,25 +405,40 @@ class PostgresEventStore(_Backend, SqlWrites, EventStore):
     shared: ClassVar[bool] = True
     pool_name = "agentdeck-events"
 
-    def __init__(self, url: str, *, clock: Clock | None = None) -> None:
-        super().__init__(url, clock)
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Clock | None = None,
+        timeout: float | None = None,
+        read_only: bool = False,
+    ) -> None:
+        super().__init__(url, clock, timeout, read_only)
         self._writer: _Writer | None = None
         self._channel = ""
-        self._listener = Listener(self._target.conninfo, "")
+        self._listener = Listener(self._target.conninfo, "", timeout=self._db.timeout)
 
     @classmethod
     def from_request(cls, request: BackendRequest) -> PostgresEventStore:
         """The factory the ``postgresql`` (and ``postgres``) scheme registers."""
-        return cls(request.url, clock=request.clock)
+        return cls(
+            request.url,
+            clock=request.clock,
+            timeout=connect_timeout(request.settings),
+            read_only=request.read_only,
+        )
 
     async def open(self) -> None:
         if self._opened:
             return
         await self._db.open()
-        assert self._db.schema is not None
-        self._channel = channel_for(self._db.schema)
-        self._listener = Listener(self._target.conninfo, self._channel)
-        self._writer = _Writer(self)
+        if self._db.schema is not None:
+            self._channel = channel_for(self._db.schema)
+            self._listener = Listener(
+                self._target.conninfo, self._channel, timeout=self._db.timeout
+            )
+        if not self.read_only:
+            self._writer = _Writer(self)
         self._opened = True
 
     async def close(self) -> None:
@@ -411,14 +452,14 @@ class PostgresEventStore(_Backend, SqlWrites, EventStore):
         await self._db.close()
 
     async def _submit(self, job: Job) -> Any:
-        self._check_usable()
+        self._check_writable("writing a run")
         assert self._writer is not None
         return await self._writer.submit(job)
 
     # -- writes: open_run and append are SqlWrites' --------------------------------------
 
     async def prune(self, query: PruneQuery) -> int:
-        self._check_usable()
+        self._check_writable("pruning")
         selected = prune_sql(query, mark="%s", moment=_moment)
         if selected is None:
             return 0
@@ -451,7 +492,7 @@ class PostgresEventStore(_Backend, SqlWrites, EventStore):
         return await self._db.run(work)
 
     async def put_state(self, run_id: str, name: str, value: bytes) -> None:
-        self._check_usable()
+        self._check_writable("writing engine state")
         data = bytes(value)
 
         async def work(connection: Connection) -> None:
@@ -464,7 +505,7 @@ class PostgresEventStore(_Backend, SqlWrites, EventStore):
         await self._db.run(work)
 
     async def delete_state(self, run_id: str, name: str) -> None:
-        self._check_usable()
+        self._check_writable("deleting engine state")
 
         async def work(connection: Connection) -> None:
             await connection.execute(
@@ -479,13 +520,16 @@ class PostgresEventStore(_Backend, SqlWrites, EventStore):
     async def read(
         self, run_id: str, *, from_seq: int = 0, limit: int | None = None
     ) -> list[Event]:
-        self._check_usable()
+        if self._absent:
+            return []
         return await self._db.run(lambda connection: _read(connection, run_id, from_seq, limit))
 
     def follow(self, run_id: str, *, from_seq: int = 0) -> AsyncIterator[Event]:
         return follow_pages(partial(self._next_events, run_id), from_seq)
 
     async def _next_events(self, run_id: str, position: int) -> list[Event] | None:
+        if self._db.absent:
+            return None  # read-only on a database without the tables: no run to follow
         while not self._closed:
             future = self._listener.park(run_id)
             try:
@@ -502,11 +546,13 @@ class PostgresEventStore(_Backend, SqlWrites, EventStore):
         return None
 
     async def get_run(self, run_id: str) -> RunRecord | None:
-        self._check_usable()
+        if self._absent:
+            return None
         return await self._db.run(lambda connection: _one_run(connection, "run_id = %s", (run_id,)))
 
     async def find_key(self, namespace: str | None, key: str) -> RunRecord | None:
-        self._check_usable()
+        if self._absent:
+            return None
         return await self._db.run(
             lambda connection: _one_run(
                 connection, "ns = %s AND run_key = %s", (ns_key(namespace), key)
@@ -514,7 +560,8 @@ class PostgresEventStore(_Backend, SqlWrites, EventStore):
         )
 
     async def list_runs(self, query: RunQuery) -> RunPage:
-        self._check_usable()
+        if self._absent:
+            return RunPage(runs=[])
         after = decode_cursor(BACKEND, query.cursor) if query.cursor is not None else None
         select, params = list_sql(query, after, mark="%s", moment=_moment)
 
@@ -528,7 +575,8 @@ class PostgresEventStore(_Backend, SqlWrites, EventStore):
         return await self._db.run(work)
 
     async def get_state(self, run_id: str, name: str) -> bytes | None:
-        self._check_usable()
+        if self._absent:
+            return None
         row = await self._db.run(
             lambda connection: _fetch_one(
                 connection,
@@ -611,16 +659,28 @@ class PostgresControlPort(_SmallPort, ControlPort):
     shared: ClassVar[bool] = True
     pool_name = "agentdeck-control"
 
-    def __init__(self, url: str, *, clock: Clock | None = None) -> None:
-        super().__init__(url, clock)
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Clock | None = None,
+        timeout: float | None = None,
+        read_only: bool = False,
+    ) -> None:
+        super().__init__(url, clock, timeout, read_only)
 
     @classmethod
     def from_request(cls, request: BackendRequest) -> PostgresControlPort:
         """The factory the ``postgresql`` (and ``postgres``) scheme registers."""
-        return cls(request.url, clock=request.clock)
+        return cls(
+            request.url,
+            clock=request.clock,
+            timeout=connect_timeout(request.settings),
+            read_only=request.read_only,
+        )
 
     async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
-        self._check_usable()
+        self._check_writable("requesting a control signal")
         wanted, at = checked_verb(verb), self._now()
         row = await self._db.run(
             lambda connection: _fetch_one(
@@ -633,7 +693,8 @@ class PostgresControlPort(_SmallPort, ControlPort):
         return row is not None
 
     async def pending(self, run_id: str) -> tuple[ControlSignal, ...]:
-        self._check_usable()
+        if self._absent:
+            return ()
         rows = await self._db.run(
             lambda connection: _fetch_all(
                 connection,
@@ -645,7 +706,7 @@ class PostgresControlPort(_SmallPort, ControlPort):
         return tuple(_signal(row) for row in rows)
 
     async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
-        self._check_usable()
+        self._check_writable("taking a control signal")
         wanted = checked_verb(verb)
         row = await self._db.run(
             lambda connection: _fetch_one(
@@ -658,7 +719,7 @@ class PostgresControlPort(_SmallPort, ControlPort):
         return _signal(row) if row is not None else None
 
     async def forget(self, run_ids: Collection[str]) -> None:
-        self._check_usable()
+        self._check_writable("forgetting control signals")
         ids = list(run_ids)
         if not ids:
             return
@@ -683,16 +744,28 @@ class PostgresLeasePort(_SmallPort, LeasePort):
     shared: ClassVar[bool] = True
     pool_name = "agentdeck-leases"
 
-    def __init__(self, url: str, *, clock: Clock | None = None) -> None:
-        super().__init__(url, clock)
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Clock | None = None,
+        timeout: float | None = None,
+        read_only: bool = False,
+    ) -> None:
+        super().__init__(url, clock, timeout, read_only)
 
     @classmethod
     def from_request(cls, request: BackendRequest) -> PostgresLeasePort:
         """The factory the ``postgresql`` (and ``postgres``) scheme registers."""
-        return cls(request.url, clock=request.clock)
+        return cls(
+            request.url,
+            clock=request.clock,
+            timeout=connect_timeout(request.settings),
+            read_only=request.read_only,
+        )
 
     async def acquire(self, run_id: str, owner: str, ttl: float) -> bool:
-        self._check_usable()
+        self._check_writable("acquiring a lease")
         span = _ttl(ttl)
         now = self._now()
         row = await self._db.run(
@@ -708,7 +781,7 @@ class PostgresLeasePort(_SmallPort, LeasePort):
         return row is not None
 
     async def renew(self, run_id: str, owner: str, ttl: float) -> bool:
-        self._check_usable()
+        self._check_writable("renewing a lease")
         span = _ttl(ttl)
         now = self._now()
         row = await self._db.run(
@@ -722,7 +795,7 @@ class PostgresLeasePort(_SmallPort, LeasePort):
         return row is not None
 
     async def release(self, run_id: str, owner: str) -> None:
-        self._check_usable()
+        self._check_writable("releasing a lease")
 
         async def work(connection: Connection) -> None:
             await connection.execute(
@@ -732,7 +805,8 @@ class PostgresLeasePort(_SmallPort, LeasePort):
         await self._db.run(work)
 
     async def state(self, run_id: str) -> LeaseState:
-        self._check_usable()
+        if self._absent:
+            return LeaseState.NONE
         now = self._now()
         row = await self._db.run(
             lambda connection: _fetch_one(
@@ -744,7 +818,8 @@ class PostgresLeasePort(_SmallPort, LeasePort):
         return LeaseState.ALIVE if now < utc(row[0]) else LeaseState.LAPSED
 
     async def lapsed(self, limit: int = 100) -> list[str]:
-        self._check_usable()
+        if self._absent:
+            return []
         now = self._now()
         rows = await self._db.run(
             lambda connection: _fetch_all(
@@ -755,3 +830,14 @@ class PostgresLeasePort(_SmallPort, LeasePort):
             )
         )
         return [run_id for (run_id,) in rows]
+
+    async def forget(self, run_ids: Collection[str]) -> None:
+        self._check_usable()
+        ids = list(run_ids)
+        if not ids:
+            return
+
+        async def work(connection: Connection) -> None:
+            await connection.execute("DELETE FROM agentdeck_leases WHERE run_id = ANY(%s)", (ids,))
+
+        await self._db.run(work)

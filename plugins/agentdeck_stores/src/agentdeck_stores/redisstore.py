@@ -87,6 +87,7 @@ from agentdeck_stores._redis_base import (
     translate_errors,
 )
 from agentdeck_stores._redis_control import RedisControlPort, RedisLeasePort
+from agentdeck_stores.settings import connect_timeout
 
 __all__ = ["RedisControlPort", "RedisEventStore", "RedisLeasePort"]
 
@@ -230,8 +231,10 @@ class RedisEventStore(RedisBackend, EventStore):
     shared: ClassVar[bool] = True
     role: ClassVar[str] = "store"
 
-    def __init__(self, target: RedisTarget, *, clock: Clock | None = None) -> None:
-        super().__init__(target, clock=clock)
+    def __init__(
+        self, target: RedisTarget, *, clock: Clock | None = None, read_only: bool = False
+    ) -> None:
+        super().__init__(target, clock=clock, read_only=read_only)
         client = self.client
         self._open_script = client.register_script(lua.OPEN_RUN)
         self._append_script = client.register_script(lua.APPEND)
@@ -250,7 +253,11 @@ class RedisEventStore(RedisBackend, EventStore):
     @classmethod
     def from_request(cls, request: BackendRequest) -> RedisEventStore:
         """The factory the ``redis``/``rediss`` schemes register."""
-        return cls(RedisTarget.parse(request.url), clock=request.clock)
+        return cls(
+            RedisTarget.parse(request.url, timeout=connect_timeout(request.settings)),
+            clock=request.clock,
+            read_only=request.read_only,
+        )
 
     # -- keys ---------------------------------------------------------------------------------
 
@@ -286,6 +293,7 @@ class RedisEventStore(RedisBackend, EventStore):
     # -- opening runs -------------------------------------------------------------------------
 
     async def open_run(self, new: NewRun, *, takeover: Takeover | None = None) -> OpenOutcome:
+        self.check_writable("opening a run")
         started = checked_started(new)
         run_id, namespace, session_id, key = new.run_id, new.namespace, new.session_id, new.key
         ns, prefix = token(namespace), self.prefix
@@ -414,6 +422,7 @@ class RedisEventStore(RedisBackend, EventStore):
         expect: Collection[RunStatus] | None = None,
         expect_seq: int | None = None,
     ) -> list[Event]:
+        self.check_writable("appending")
         checked = checked_payloads(payloads)
         locks = self._locks
         held = locks.get(run_id)
@@ -541,6 +550,8 @@ class RedisEventStore(RedisBackend, EventStore):
         log_key = self._log_key(run_id)
         waiter: aioredis.Redis | None = None
         failures = 0
+        down_since = 0.0
+        loop = asyncio.get_running_loop()
         try:
             while not self._closed:
                 if waiter is None:
@@ -553,12 +564,17 @@ class RedisEventStore(RedisBackend, EventStore):
                     if self._closed:
                         return
                     failures += 1
+                    if failures == 1:
+                        down_since = loop.time()
                     await self._drop_waiter(waiter)
                     waiter = None
-                    if failures > 8:
+                    if failures > 1 and loop.time() - down_since >= self.target.timeout:
+                        # As long as any other call waits for the server: the stores'
+                        # connect_timeout_seconds, not a count of attempts.
                         raise StoreError(
                             f"lost the connection while following run '{run_id}' and could "
-                            f"not get it back ({type(exc).__name__}: {exc})",
+                            f"not get it back within {self.target.timeout:g} s "
+                            f"({type(exc).__name__}: {exc})",
                             backend=BACKEND,
                             url=self.url,
                             retryable=True,
@@ -588,7 +604,8 @@ class RedisEventStore(RedisBackend, EventStore):
         """A client with one connection of its own for a follower's blocking ``XREAD``.
 
         Its socket timeout is off (the read blocks until an append) and it never retries by
-        itself: the follower reconnects, resuming from the last event it yielded.
+        itself: the follower reconnects, resuming from the last event it yielded, for as long
+        as the stores' ``connect_timeout_seconds`` (which also bounds each connect).
         """
         if self._closed:
             raise StoreError("the store was closed", backend=BACKEND, url=self.url)
@@ -597,6 +614,7 @@ class RedisEventStore(RedisBackend, EventStore):
             client_name=self.client_name,
             max_connections=1,
             retry=Retry(NoBackoff(), 0),
+            socket_connect_timeout=self.target.timeout,  # a URL's own value wins
         )
         # No read timeout, whatever the URL says: the read is meant to wait for the next append.
         pool.connection_kwargs = {**pool.connection_kwargs, "socket_timeout": None}
@@ -703,6 +721,7 @@ class RedisEventStore(RedisBackend, EventStore):
     # -- pruning ------------------------------------------------------------------------------
 
     async def prune(self, query: PruneQuery) -> int:
+        self.check_writable("pruning")
         statuses = sorted(status.value for status in prunable(query))
         if not statuses or (query.limit is not None and query.limit <= 0):
             return 0
@@ -734,6 +753,7 @@ class RedisEventStore(RedisBackend, EventStore):
         return f"{self.prefix}state:{run_id}"
 
     async def put_state(self, run_id: str, name: str, value: bytes) -> None:
+        self.check_writable("writing engine state")
         with translate_errors(self.target, f"store engine state of run '{run_id}'"):
             await self.client.hset(self._state_key(run_id), name, bytes(value))
 
@@ -743,6 +763,7 @@ class RedisEventStore(RedisBackend, EventStore):
         return value if isinstance(value, bytes) else None  # bytes: responses are not decoded
 
     async def delete_state(self, run_id: str, name: str) -> None:
+        self.check_writable("deleting engine state")
         with translate_errors(self.target, f"delete engine state of run '{run_id}'"):
             await self.client.hdel(self._state_key(run_id), name)
 

@@ -34,6 +34,7 @@ from agentdeck.cli.common import (
     add_state_options,
     exit_status_for,
     find_run,
+    interrupt_dict,
     open_deck,
     run_async,
     runtime_of,
@@ -124,16 +125,16 @@ def _report(
     still_open: RunState | None = None,
     again: bool = False,
 ) -> int:
-    open_ids = [i.interrupt_id for i in still_open.interrupts] if still_open is not None else []
+    still = list(still_open.interrupts) if still_open is not None else []
     if out.as_json:
         out.json(
             {
-                "run_id": run.id,
+                "id": run.id,
                 "interrupt_id": interrupt_id,
                 "status": status.value if status is not None else None,
                 "continued": continued,
                 "already_recorded": again,
-                "open_interrupts": open_ids,
+                "pending": [interrupt_dict(i) for i in still],
             }
         )
         return exit_status_for(status) if continued else EXIT_OK
@@ -146,9 +147,10 @@ def _report(
             f"this answer to {interrupt_id} was already recorded for run {run.id} "
             f"(now {s.status(status)}); nothing more to do"
         )
-    elif open_ids:
+    elif still:
         out.line(
-            f"answer to {interrupt_id} recorded; still open: {', '.join(open_ids)} "
+            f"answer to {interrupt_id} recorded; still open: "
+            f"{', '.join(i.interrupt_id for i in still)} "
             f"(answer each with --interrupt-id)"
         )
     else:
@@ -245,7 +247,7 @@ async def _signal_unseen(
     if out.as_json:
         out.json(
             {
-                "run_id": run_id,
+                "id": run_id,
                 "verb": verb.value,
                 "status_before": None,
                 "status": None,
@@ -263,7 +265,7 @@ def _signalled(
     if out.as_json:
         out.json(
             {
-                "run_id": run.id,
+                "id": run.id,
                 "verb": verb.value,
                 "status_before": before.value,
                 "status": after.value if after is not None else None,

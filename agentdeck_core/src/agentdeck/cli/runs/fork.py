@@ -65,7 +65,7 @@ async def _start(args: argparse.Namespace, *, fork: bool) -> int:
     if out.as_json:
         out.json(
             {
-                "run_id": run.id,
+                "id": run.id,
                 "retry_of": None if fork else origin.run_id,
                 "forked_from": {"run_id": origin.run_id, "at": args.at} if fork else None,
                 "status": status.value if status is not None else None,

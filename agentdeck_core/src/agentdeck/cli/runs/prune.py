@@ -95,7 +95,10 @@ async def _prune(args: argparse.Namespace) -> int:
                 statuses=statuses,
             )
         )
-        await runtime.control.forget([r.run_id for r in doomed])
+        # A deleted run's control requests and lease rows go with it: nothing reads them again.
+        gone = [r.run_id for r in doomed]
+        await runtime.control.forget(gone)
+        await runtime.leases.forget(gone)
     if out.as_json:
         out.json({"deleted": deleted})
     else:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from agentdeck.bindings.transcript import Style
 from agentdeck.cli import Command
 from agentdeck.cli.common import (
     EXIT_OK,
@@ -21,23 +21,22 @@ from agentdeck.cli.common import (
     add_state_options,
     describe_state,
     exit_status_for,
-    find_run,
-    open_deck,
+    find_record,
+    open_reader_for,
     parse_duration,
     record_dict,
     run_async,
-    runtime_of,
     state_settings,
 )
-from agentdeck.cli.tree import load_tree, node_dict, render_tree
 from agentdeck.errors import ConfigError
-from agentdeck.model.clock import SystemClock
-from agentdeck.model.events import Event
-from agentdeck.model.payloads import ControlRequested
-from agentdeck.model.status import RunState, apply
-from agentdeck.observers.console import format_event
-from agentdeck.ports import RunQuery, RunRecord
 from agentdeck.vocabulary import TERMINAL, ControlVerb, RunStatus
+
+if TYPE_CHECKING:
+    # Imported where used: ``runs list`` needs none of the event models or renderers.
+    from agentdeck.bindings.transcript import Style
+    from agentdeck.model.events import Event
+    from agentdeck.model.status import RunState
+    from agentdeck.ports import RunRecord
 
 __all__ = ["LIST", "SHOW", "TAIL"]
 
@@ -86,10 +85,13 @@ async def _list(args: argparse.Namespace) -> int:
         raise ConfigError(
             "--namespace and --all-namespaces exclude each other", setting="--namespace"
         )
+    from agentdeck.model.clock import SystemClock
+    from agentdeck.ports import RunQuery
+
     out = Output(args.json)
     since = parse_duration(args.since) if args.since else None
-    async with open_deck(args) as deck:
-        store = runtime_of(deck).store
+    async with open_reader_for(args) as reader:
+        store = reader.store
         records: list[RunRecord] = []
         cursor: str | None = args.cursor
         more: str | None = None
@@ -185,11 +187,12 @@ def _configure_show(parser: argparse.ArgumentParser) -> None:
 
 
 async def _show(args: argparse.Namespace) -> int:
+    from agentdeck.cli.tree import load_tree, node_dict, render_tree
+
     out = Output(args.json)
-    async with open_deck(args) as deck:
-        runtime = runtime_of(deck)
-        record = await find_run(deck, args.run_id)
-        node = await load_tree(runtime.store, runtime.control, record)
+    async with open_reader_for(args) as reader:
+        record = await find_record(reader.store, args.run_id)
+        node = await load_tree(reader.store, reader.control, record)
     if out.as_json:
         out.json(node_dict(node))
     else:
@@ -224,10 +227,12 @@ def _configure_tail(parser: argparse.ArgumentParser) -> None:
 
 
 async def _tail(args: argparse.Namespace) -> int:
+    from agentdeck.model.status import RunState, apply
+
     out = Output(args.json)
-    async with open_deck(args) as deck:
-        store = runtime_of(deck).store
-        await find_run(deck, args.run_id)
+    async with open_reader_for(args) as reader:
+        store = reader.store
+        await find_record(store, args.run_id)
 
         def show(event: Event) -> None:
             if event.seq < args.from_seq:
@@ -257,6 +262,8 @@ async def _tail(args: argparse.Namespace) -> int:
 
 def _stopped(state: RunState, last: Event | None, until_terminal: bool) -> bool:
     """Whether following can end: the run ended, or it waits on something nobody owes it."""
+    from agentdeck.model.payloads import ControlRequested
+
     if state.status is None:
         return False
     if state.status in TERMINAL:
@@ -274,6 +281,8 @@ def _stopped(state: RunState, last: Event | None, until_terminal: bool) -> bool:
 
 def _log_line(event: Event, style: Style) -> str:
     """The console observer's line, with the kind coloured on a terminal."""
+    from agentdeck.observers.console import format_event
+
     line = format_event(event)
     if not style.color:
         return line
