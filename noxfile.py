@@ -31,6 +31,13 @@ ROOT = Path(__file__).resolve().parent
 
 # uv must never fetch an interpreter: only the ones on this machine count.
 os.environ["UV_PYTHON_DOWNLOADS"] = "never"
+# Many tests start Python processes (CLI calls, killed workers, servers). With bytecode writing
+# off -- some shells and images set PYTHONDONTWRITEBYTECODE -- each of them compiles every module
+# it imports from source again: about half of a CLI call's time on this machine.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# A test that hangs fails after this long with every thread's stack (pytest-timeout), instead of
+# holding CI until its own limit with nothing to show; no test is meant to come near it.
+os.environ.setdefault("PYTEST_TIMEOUT", "900")
 nox.options.default_venv_backend = "uv"
 nox.options.download_python = "never"
 nox.options.reuse_venv = "yes"
@@ -237,7 +244,8 @@ def _entry_points(directory: str) -> list[str]:
 def tests(session: nox.Session, package: str) -> None:
     """Run one package's own tests against the local core."""
     _install_package(session, package)
-    session.run("pytest", f"{PACKAGES[package]}/tests", *session.posargs)
+    repeat = session.python != REQUIRED_PYTHON
+    session.run("pytest", f"{PACKAGES[package]}/tests", *session.posargs, env=_repeat_env(repeat))
 
 
 @nox.session(python=[REQUIRED_PYTHON])  # a list, so the name carries it: lowest-3.11(core)
@@ -251,7 +259,16 @@ def lowest(session: nox.Session, package: str) -> None:
     scratch: a floor lowered since the last run is installed, not kept at the version it had.
     """
     _install_package(session, package, "--resolution", "lowest-direct", "--upgrade")
-    session.run("pytest", f"{PACKAGES[package]}/tests", *session.posargs)
+    session.run("pytest", f"{PACKAGES[package]}/tests", *session.posargs, env=_repeat_env(True))
+
+
+def _repeat_env(repeat: bool) -> dict[str, str]:
+    """Under CI, a session repeating a suite another session runs at full depth (other
+    interpreters, dependency floors) runs its properties on the lighter ``ci-repeat`` Hypothesis
+    profile (agentdeck.testing.profiles); every test still runs."""
+    if repeat and os.environ.get("CI") and not os.environ.get("HYPOTHESIS_PROFILE"):
+        return {"HYPOTHESIS_PROFILE": "ci-repeat"}
+    return {}
 
 
 @nox.session(python=REQUIRED_PYTHON)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
@@ -145,11 +146,21 @@ def test_read_commands_exit_and_change_nothing_after_a_killed_workers_lease_laps
     before = dump(schema)
     assert before["agentdeck_leases"], "the lapsed lease is there for a sweep to find"
 
-    for _ in range(CALLS):
-        listing = agentdeck(url, "runs", "list", "--json")
-        statuses = {run["id"]: run["status"] for run in listing["runs"]}
-        assert statuses == {KILLED: "running", FINISHED: "completed"}
-        shown = agentdeck(url, "runs", "show", KILLED, "--json")
-        assert shown["run"]["id"] == KILLED and shown["run"]["status"] == "running"
+    def list_runs() -> None:
+        for _ in range(CALLS):
+            listing = agentdeck(url, "runs", "list", "--json")
+            statuses = {run["id"]: run["status"] for run in listing["runs"]}
+            assert statuses == {KILLED: "running", FINISHED: "completed"}
+
+    def show_run() -> None:
+        for _ in range(CALLS):
+            shown = agentdeck(url, "runs", "show", KILLED, "--json")
+            assert shown["run"]["id"] == KILLED and shown["run"]["status"] == "running"
+
+    # Each command's calls are consecutive; the two commands run side by side, as two operators'
+    # terminals would (and in half the wall time).
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for call in [pool.submit(list_runs), pool.submit(show_run)]:
+            call.result()
 
     assert dump(schema) == before

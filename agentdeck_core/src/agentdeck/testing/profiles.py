@@ -6,6 +6,12 @@ the loop fast. Neither has a per-example deadline: time in these tests is an inj
 a deadline would only turn a slow CI machine into flakiness. ``HYPOTHESIS_PROFILE`` overrides the
 choice.
 
+``ci-repeat`` is for CI sessions that repeat a suite another session already runs at full depth:
+the dependency-floor sessions and the other interpreters. They are there to catch an API or
+interpreter difference, which the first examples of every property meet; searching 200 examples
+again only on older releases would buy little and cost most of CI's time (the stores' stateful
+machines alone take minutes per session). The noxfile selects it for those sessions.
+
 A plugin's ``conftest.py`` calls :func:`load_profile` once (the core's does the same).
 """
 
@@ -18,6 +24,7 @@ from hypothesis import settings
 __all__ = ["load_profile"]
 
 settings.register_profile("ci", deadline=None, max_examples=200, print_blob=True)
+settings.register_profile("ci-repeat", deadline=None, max_examples=25, print_blob=True)
 settings.register_profile("dev", deadline=None, max_examples=50)
 
 
