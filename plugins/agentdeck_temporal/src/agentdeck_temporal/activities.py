@@ -20,7 +20,7 @@ import asyncio
 import logging
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from agentdeck.errors import NotFoundError, ReplayError, RunStateError
 from agentdeck.ports import RecordedRuns
@@ -60,7 +60,11 @@ class PlayActivity:
             if refused.status is RunStatus.RUNNING:
                 # Another worker still holds it -- one that is stopping (about to pause it) or
                 # dead (its lease about to lapse): retried, with backoff, until it can go on.
-                raise ApplicationError(str(refused), type=BUSY) from None
+                # Benign: expected while a dead worker's lease runs out, so Temporal's worker
+                # logs it at debug, not as a warning with a traceback each second.
+                raise ApplicationError(
+                    str(refused), type=BUSY, category=ApplicationErrorCategory.BENIGN
+                ) from None
             raise ApplicationError(str(refused), type=NOT_PLAYABLE, non_retryable=True) from None
         except (NotFoundError, ReplayError) as refused:
             raise ApplicationError(str(refused), type=NOT_PLAYABLE, non_retryable=True) from None
