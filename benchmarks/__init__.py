@@ -78,6 +78,9 @@ class Pair:
     baseline: Callable[[], object]
     ops_per_call: int = 1
     collector: bool = False
+    close: Callable[[], object] | None = None
+    """Called once the row is measured (or failed): stops what the setup started -- servers,
+    worker processes, open decks -- while the interpreter can still run their clean-up."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,8 @@ class Probe:
 
     round: Callable[[], Sample]
     side_unit: str = "µs"
+    close: Callable[[], object] | None = None
+    """As `Pair.close`."""
 
 
 @dataclass(frozen=True)
@@ -255,6 +260,14 @@ def _reduce(
 def measure(row: Row, *, rounds: int, batch_seconds: float) -> Measurement:
     """Measure `row` for `rounds` interleaved rounds and reduce them to one value in its unit."""
     target = row.setup()
+    try:
+        return _measure(row, target, rounds=rounds, batch_seconds=batch_seconds)
+    finally:
+        if target.close is not None:
+            target.close()
+
+
+def _measure(row: Row, target: Pair | Probe, *, rounds: int, batch_seconds: float) -> Measurement:
     if isinstance(target, Probe):
         samples = [target.round() for _ in range(rounds)]
         return _reduce(

