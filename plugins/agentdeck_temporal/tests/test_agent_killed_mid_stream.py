@@ -89,14 +89,16 @@ async def test_a_worker_killed_mid_stream_leaves_the_agent_run_to_the_other_work
         "AGENTDECK_RUNTIME_LEASE_TTL_SECONDS": str(LEASE_TTL_SECONDS),
         "REFUND_LOG": str(refunds),
     }
+    # Each worker's stderr goes to a file: a pipe nobody reads until the end could fill up and
+    # stall a worker that logs.
+    logs = [tmp_path / f"worker-{index}.log" for index in range(2)]
     workers = [
         subprocess.Popen(
             [sys.executable, "-c", WORKER, str(tmp_path)],
             env={**os.environ, **env},
-            stderr=subprocess.PIPE,
-            text=True,
+            stderr=log.open("w"),
         )
-        for _ in range(2)
+        for log in logs
     ]
     clerk = load_agents(tmp_path).clerk
     try:
@@ -129,13 +131,13 @@ async def test_a_worker_killed_mid_stream_leaves_the_agent_run_to_the_other_work
         for worker in workers:
             if worker.poll() is None:
                 worker.send_signal(signal.SIGINT)
-        logged: dict[int, str] = {}
         for worker in workers:
             try:
-                logged[worker.pid] = worker.communicate(timeout=SAFETY)[1]
+                worker.wait(timeout=SAFETY)
             except subprocess.TimeoutExpired:
                 worker.kill()
-                logged[worker.pid] = worker.communicate()[1]
+                worker.wait()
+        logged = {worker.pid: log.read_text() for worker, log in zip(workers, logs, strict=True)}
 
     deltas = sum(e.kind == "text.delta" for e in events)
     print(
