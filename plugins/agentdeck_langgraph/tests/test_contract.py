@@ -14,9 +14,10 @@ import pytest
 from lg_graphs import SECRET, START_STATE, asking, failing, three_nodes
 
 from agentdeck.model.content import ContentBlock, DataBlock
-from agentdeck.ports import Engine
+from agentdeck.ports import ClientEngine, Engine
 from agentdeck.testing.engine_kit import EngineContract, EngineScenarios
 from agentdeck_langgraph import LangGraphEngine, Workflow
+from agentdeck_langgraph.client import LangGraphClientEngine
 
 EXPECTED = {
     "completes": ["plan", "work", "review"],
@@ -45,6 +46,7 @@ def _scenarios() -> EngineScenarios:
         answer_value="yes",
         failure_text=SECRET,
         input=START_STATE,
+        given={"n": 1},
         check_output=_check_output,
     )
 
@@ -56,6 +58,10 @@ class TestLangGraphEngineOnSqlite(EngineContract):
         return lambda: LangGraphEngine(checkpointer=url)
 
     @pytest.fixture
+    def client_factory(self) -> Callable[[], ClientEngine]:
+        return LangGraphClientEngine
+
+    @pytest.fixture
     def scenarios(self) -> EngineScenarios:
         return _scenarios()
 
@@ -64,6 +70,10 @@ class TestLangGraphEngineInMemory(EngineContract):
     @pytest.fixture
     def engine_factory(self) -> Callable[[], Engine]:
         return lambda: LangGraphEngine(checkpointer="memory://")
+
+    @pytest.fixture
+    def client_factory(self) -> Callable[[], ClientEngine]:
+        return LangGraphClientEngine
 
     @pytest.fixture
     def scenarios(self) -> EngineScenarios:

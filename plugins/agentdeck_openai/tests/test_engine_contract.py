@@ -17,8 +17,9 @@ from agentdeck import Agent
 from agentdeck.authoring.tools import tool
 from agentdeck.model.content import ContentBlock, TextBlock
 from agentdeck.model.payloads import Payload
-from agentdeck.ports import Engine, Invocation
+from agentdeck.ports import ClientEngine, Engine, Invocation
 from agentdeck.testing.engine_kit import EngineContract, EngineScenarios
+from agentdeck_openai.client import OpenAIClientEngine
 from agentdeck_openai.engine import OpenAIEngine
 from agentdeck_openai.testing import LoopbackModelServer, ModelRequest, Script, reply, tool_call
 
@@ -105,6 +106,11 @@ class TestOpenAIEngineContract(EngineContract):
     @pytest.fixture
     def engine_factory(self, contract_server: LoopbackModelServer) -> Callable[[], Engine]:
         return lambda: support.make_engine(contract_server)
+
+    @pytest.fixture
+    def client_factory(self, engine_factory: Callable[[], Engine]) -> Callable[[], ClientEngine]:
+        """The face a client deck loads, built for the same settings as the engine."""
+        return lambda: OpenAIClientEngine(engine_factory().request)
 
     @pytest.fixture
     def scenarios(self) -> EngineScenarios:

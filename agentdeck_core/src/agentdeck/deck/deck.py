@@ -143,6 +143,10 @@ class Deck:
         self._state = DeckState.NEW
         self._settings: Settings | None = None
         self._engines: dict[str, Engine] = {}
+        self._engine_request: EngineRequest | None = None
+        self._plays_here = True
+        """Whether the engines are the full ones (``False``: client faces, see ``build``)."""
+        self._working = False
         self._invocables: dict[str, Invocable] = {}
         self._resolved: dict[str, Invocable] = {}  # name as addressed -> invocable (see _resolve)
         self._sessions: SessionFactory | None = None
@@ -251,18 +255,19 @@ class Deck:
             session_factory=sessions,
             state_url=settings.state_url,
         )
+        execution = self._configured_execution(host, settings)
+        # A deck that only admits runs for workers elsewhere (an execution that queues, and
+        # this deck not working) takes each engine's client face: no engine SDK is imported.
+        plays_here = self._working or not execution.queues
+        engines: dict[str, Engine] = {}
         # An empty catalog (a deck that only reads or signals a store, as the read-only CLI
         # commands open) needs no engine: skipping them keeps the engine SDKs unimported there.
-        engines = (
-            {engine.name: engine for engine in host.engines(request)} if self._catalog.names else {}
-        )
-        invocables: dict[str, Invocable] = {}
-        for name in self._catalog.names:
-            definition = self._catalog.resolve(name)
-            engine = _engine_for(definition, engines)
-            invocables[name] = engine.compile(definition)
-        execution = self._configured_execution(host, settings)
+        if self._catalog.names:
+            built = host.engines(request) if plays_here else host.client_engines(request)
+            engines = {engine.name: engine for engine in built}
+        invocables = self._compiled(engines)
         self._settings, self._sessions, self._execution = settings, sessions, execution
+        self._engine_request, self._plays_here = request, plays_here
         self._engines, self._invocables = engines, invocables
         self._state = DeckState.BUILT
         self._service.deck_moved(self._state.value)
@@ -513,7 +518,10 @@ class Deck:
                 f"concurrency must be a whole number >= 1, not {concurrency!r}",
                 setting="--concurrency",
             )
+        self._working = True
         opened_here = not self.is_open
+        if self._state is not DeckState.NEW and not self._plays_here:
+            await self._play_here()
         await self.open()
         try:
             runtime = self._service.runtime
@@ -632,6 +640,33 @@ class Deck:
                 self._resolved[name] = invocable
                 return invocable
         raise ConfigError(f"'{name}' was not compiled")  # pragma: no cover - build compiles all
+
+    def _compiled(self, engines: Mapping[str, Engine]) -> dict[str, Invocable]:
+        """Every catalog name compiled by the engine that runs its definition."""
+        invocables: dict[str, Invocable] = {}
+        for name in self._catalog.names:
+            definition = self._catalog.resolve(name)
+            invocables[name] = _engine_for(definition, engines).compile(definition)
+        return invocables
+
+    async def _play_here(self) -> None:
+        """Swap a client deck's engine faces for the full engines, as a deck built to admit
+        runs starts working: compiled anew (the SDKs load now), opened if the deck is, and
+        put in the tables the runtime already holds."""
+        engines = {
+            engine.name: engine for engine in self._plugin_host().engines(self._engine_request)
+        }
+        invocables = self._compiled(engines)
+        if self._state is DeckState.OPEN:
+            for engine in engines.values():
+                await engine.open()
+                self._opened.append(engine)
+        self._engines.clear()
+        self._engines.update(engines)
+        self._invocables.clear()
+        self._invocables.update(invocables)
+        self._resolved.clear()
+        self._plays_here = True
 
     def _plugin_host(self) -> PluginHost:
         if self._host is None:

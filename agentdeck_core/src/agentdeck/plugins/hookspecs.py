@@ -227,7 +227,9 @@ def agentdeck_register_engines(register: RegisterEngine) -> None:
         factory), and each definition goes to the engine whose ``accepts()`` claims it. An engine
         that is a :class:`~agentdeck.ports.HeadlessEngine` (a reference says ``headless=True``)
         also serves :meth:`agentdeck.Agent.run`: its ``run_headless`` runs a definition without a
-        deck and returns the engine SDK's own result.
+        deck and returns the engine SDK's own result. A reference's ``client=`` names the
+        engine's :class:`~agentdeck.ports.ClientEngine`, which a deck that only admits runs for
+        workers loads instead (so that deck never imports the SDK).
     """
 
 

@@ -329,6 +329,33 @@ class PluginHost:
         registration = self._registration(ENGINES, name)
         return self._engine_class(registration)(request or EngineRequest())
 
+    def client_engines(self, request: EngineRequest | None = None) -> list[Engine]:
+        """What a deck that only admits runs for workers uses of every registered engine, in
+        name order: its :class:`~agentdeck.ports.ClientEngine` when its
+        :class:`~agentdeck.ports.EngineRef` names one (so its SDK stays unimported), else the
+        engine itself (an engine without a client face still admits, with its SDK loaded)."""
+        request = request or EngineRequest()
+        engines: list[Engine] = []
+        for name in self.names(ENGINES):
+            registration = self._registration(ENGINES, name)
+            reference = registration.factory
+            client = None
+            if isinstance(reference, EngineRef):
+                try:
+                    client = reference.load_client()
+                except ConfigError as problem:
+                    raise ConfigError(
+                        f"{registration.owner()} registered engine '{name}' with the client "
+                        f"{reference.client!r}, which cannot be used: {problem}"
+                    ) from problem
+            if client is None:
+                engines.append(self.engine(name, request))
+                continue
+            face = client(request)
+            face.plays_on(functools.partial(self.engine, name, request))
+            engines.append(face)
+        return engines
+
     def headless_engines(self, request: EngineRequest | None = None) -> list[HeadlessEngine]:
         """A fresh instance of every engine that declares headless runs, in name order.
 

@@ -13,8 +13,8 @@ package group the ports by family and are free to move names between them:
 
 * :mod:`.stores` -- :class:`EventStore` and the records and queries it takes and returns;
 * :mod:`.control` -- :class:`ControlPort` and :class:`LeasePort`;
-* :mod:`.engines` -- :class:`Engine`, :class:`HeadlessEngine`, :class:`EngineRef` and what a
-  play receives (:class:`Invocation`, :class:`EngineRequest`, ...);
+* :mod:`.engines` -- :class:`Engine`, :class:`HeadlessEngine`, :class:`ClientEngine`,
+  :class:`EngineRef` and what a play receives (:class:`Invocation`, :class:`EngineRequest`, ...);
 * :mod:`.surfaces` -- :class:`Observer`, :class:`Binding`, :class:`ListenerBinding`;
 * :mod:`.execution` -- :class:`Execution` (where runs execute), :class:`Admission`,
   :class:`RecordedRuns`;
@@ -25,6 +25,7 @@ package group the ports by family and are free to move names between them:
 from agentdeck.ports.backends import BackendRequest, CheckpointerFactory, SessionFactory
 from agentdeck.ports.control import ControlPort, ControlSignal, LeasePort, LeaseState
 from agentdeck.ports.engines import (
+    ClientEngine,
     ControlDirective,
     Engine,
     EngineCapabilities,
@@ -57,6 +58,7 @@ __all__ = [
     "BackendRequest",
     "Binding",
     "CheckpointerFactory",
+    "ClientEngine",
     "ControlDirective",
     "ControlPort",
     "ControlSignal",

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agentdeck.settings import Settings
 
 __all__ = [
+    "ClientEngine",
     "ControlDirective",
     "Engine",
     "EngineCapabilities",
@@ -317,10 +318,72 @@ class HeadlessEngine(Engine):
         """
 
 
+class ClientEngine(Engine):
+    """The part of an engine a deck needs to *admit* runs that workers play, with none of its SDK.
+
+    A deck whose execution queues runs for workers (``AGENTDECK_EXECUTION=temporal://...``)
+    and does not work itself -- an embedded caller, ``agentdeck serve``, the CLI -- only records
+    runs and follows them through the store. For that it needs of each definition what
+    ``run.started`` records (name, kind, :attr:`Invocable.code_digest`) and the engine's input
+    check, not a compiled SDK object: an engine registered with ``EngineRef(..., client=...)``
+    offers those through a subclass of this class whose module does not import the SDK, so a
+    client process never loads it. :meth:`compile` returns an :class:`Invocable` without
+    ``compiled``; its ``code_digest`` must equal the full engine's for the same definition (a
+    worker refuses a run whose digest is not its own), and :attr:`capabilities` must be the full
+    engine's (:class:`agentdeck.testing.EngineContract` checks both when its ``client_factory``
+    fixture returns the face).
+
+    Such a deck never plays: :meth:`play` refuses. A fork or retry from it plans on the full
+    engine, which :meth:`plan_fork` loads then (the host hands it the loader); a deck that starts
+    working (:meth:`agentdeck.Deck.work`) compiles everything on the full engines first.
+    """
+
+    def __init__(self, request: EngineRequest | None = None) -> None:
+        super().__init__(request)
+        self._load_playing: Callable[[], Engine] | None = None
+        self._playing: Engine | None = None
+
+    def plays_on(self, load: Callable[[], Engine]) -> None:
+        """Where a fork is planned: ``load()`` builds the full engine (the host calls this)."""
+        self._load_playing = load
+
+    def play(self, invocation: Invocation) -> AsyncIterator[Payload]:
+        """Refused (``ConfigError``): a client face records runs, the workers play them."""
+        raise ConfigError(
+            f"engine {self.name!r} is loaded as a client here: this deck admits runs for the "
+            "workers of its execution and plays none itself",
+            setting="AGENTDECK_EXECUTION",
+        )
+
+    async def plan_fork(
+        self, invocable: Invocable, history: Sequence[Event], *, at: int | None
+    ) -> ForkPlan:
+        """Plans on the full engine (loaded now, with its SDK): what a fork starts from is that
+        engine's knowledge of its own log."""
+        engine = self.playing_engine()
+        return await engine.plan_fork(engine.compile(invocable.definition), history, at=at)
+
+    def playing_engine(self) -> Engine:
+        """The full engine (built on first call, never opened here): for what only it knows.
+        ``ConfigError`` on a face the host did not build, which knows no loader."""
+        if self._playing is None:
+            if self._load_playing is None:
+                raise ConfigError(
+                    f"the client face of engine {self.name!r} was built outside a plugin host, "
+                    "so it cannot load the engine itself"
+                )
+            self._playing = self._load_playing()
+        return self._playing
+
+
 # =========================================================================== registration
 
 
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+def _article(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'AEIOU' else 'a'} {noun}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,13 +404,19 @@ class EngineRef:
     """The class's :attr:`Engine.name`."""
     headless: bool = False
     """Whether the class is a :class:`HeadlessEngine`."""
+    client: str | None = None
+    """``"package.module:ClassName"`` of the engine's :class:`ClientEngine`, if it offers one:
+    what a deck that only admits runs for workers loads instead of the class (and its SDK)."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.target, str) or not _TARGET.match(self.target):
-            raise ConfigError(
-                f"EngineRef target {self.target!r} is not an import path; "
-                "accepted: 'package.module:ClassName'"
-            )
+        for field_name, path in (("target", self.target), ("client", self.client)):
+            if field_name == "client" and path is None:
+                continue
+            if not isinstance(path, str) or not _TARGET.match(path):
+                raise ConfigError(
+                    f"EngineRef {field_name} {path!r} is not an import path; "
+                    "accepted: 'package.module:ClassName'"
+                )
 
     def load(self) -> type[Engine]:
         """Import the class and check it is the engine this reference declares.
@@ -357,31 +426,43 @@ class EngineRef:
         support differ from the declared ones. Not cached: the host resolves each reference
         once and keeps the class.
         """
-        module_name, _, qualname = self.target.partition(":")
-        try:
-            found: object = import_module(module_name)
-            for part in qualname.split("."):
-                found = getattr(found, part)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(
-                f"engine '{self.name}' ({self.target}) cannot be loaded: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
-        if not (isinstance(found, type) and issubclass(found, Engine)):
-            raise ConfigError(
-                f"engine '{self.name}': {self.target} is {found!r}, not an Engine subclass"
-            )
-        declared = getattr(found, "name", None)
-        if declared != self.name:
-            raise ConfigError(
-                f"engine '{self.name}': {self.target} declares name = {declared!r}; "
-                "the reference and the class must agree"
-            )
+        found: type[Engine] = self._import(self.target, Engine)
         if issubclass(found, HeadlessEngine) != self.headless:
             says = "is" if self.headless else "is not"
             actual = "is not" if self.headless else "is"
             raise ConfigError(
                 f"engine '{self.name}': the reference says it {says} headless, but "
                 f"{self.target} {actual} a HeadlessEngine; fix headless= or the class"
+            )
+        return found
+
+    def load_client(self) -> type[ClientEngine] | None:
+        """Import the :attr:`client` class (``None`` when the engine offers none), checked as
+        :meth:`load` checks the engine: a :class:`ClientEngine` of the declared ``name``."""
+        if self.client is None:
+            return None
+        found: type[ClientEngine] = self._import(self.client, ClientEngine)
+        return found
+
+    def _import(self, path: str, base: type) -> Any:
+        """The class at ``path``, checked to be a subclass of ``base`` named :attr:`name`."""
+        module_name, _, qualname = path.partition(":")
+        try:
+            found: object = import_module(module_name)
+            for part in qualname.split("."):
+                found = getattr(found, part)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(
+                f"engine '{self.name}' ({path}) cannot be loaded: {type(exc).__name__}: {exc}"
+            ) from exc
+        if not (isinstance(found, type) and issubclass(found, base)):
+            raise ConfigError(
+                f"engine '{self.name}': {path} is {found!r}, not {_article(base.__name__)} subclass"
+            )
+        declared = getattr(found, "name", None)
+        if declared != self.name:
+            raise ConfigError(
+                f"engine '{self.name}': {path} declares name = {declared!r}; "
+                "the reference and the class must agree"
             )
         return found

@@ -17,7 +17,11 @@ from agentdeck.plugins.hookspecs import RegisterEngine, RegisterScheme, Register
 from agentdeck.ports import BackendRequest, CheckpointerFactory, EngineRef
 from agentdeck_langgraph.settings import CheckpointSettings, LangGraphSettings
 
-ENGINE = EngineRef("agentdeck_langgraph.engine:LangGraphEngine", name="langgraph")
+ENGINE = EngineRef(
+    "agentdeck_langgraph.engine:LangGraphEngine",
+    name="langgraph",
+    client="agentdeck_langgraph.client:LangGraphClientEngine",
+)
 """The engine, by import path: importing it imports LangGraph."""
 
 CHECKPOINTERS: dict[str, tuple[str, str]] = {

@@ -34,8 +34,6 @@ cycles close. What each declaration becomes:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import re
 import typing
 from collections.abc import Mapping
@@ -65,6 +63,7 @@ from agentdeck_openai.child_runs import (
     workflow_input_schema,
 )
 from agentdeck_openai.config import EngineConfig
+from agentdeck_openai.digest import agent_digest
 from agentdeck_openai.dispatch_gate import declares_approval, gated
 from agentdeck_openai.function_tools import function_tool, wrap_native
 from agentdeck_openai.hooks import HookSet, sdk_hooks
@@ -195,7 +194,7 @@ class Compiler:
             hooks=hooks,
             structured_output=_is_structured(agent.output_type),
             mcp_servers=self._mcp_names(agent),
-            code_digest=_digest(agent),
+            code_digest=agent_digest(agent),
             run_hooks=run_hooks(agent),
         )
         # Registered before its tools and handoffs compile, so a cycle finds it.
@@ -501,43 +500,3 @@ def _refuse_duplicates(agent: Agent, tools: list[Any]) -> None:
                 setting="tools",
             )
         seen.add(name)
-
-
-def _digest(agent: Agent) -> str:
-    """A digest of the declaration's shape: names, texts and schemas (callables by name)."""
-
-    def describe(value: Any) -> Any:
-        if isinstance(value, str | int | float | bool) or value is None:
-            return value
-        if isinstance(value, Tool):
-            return {"tool": value.name, "schema": dict(value.params_json_schema)}
-        if isinstance(value, Agent):
-            return {"agent": value.name}
-        if isinstance(value, Mapping):
-            return {str(k): describe(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [describe(v) for v in value]
-        return getattr(value, "name", None) or callable_label(value)
-
-    shape = {
-        "name": agent.name,
-        "instructions": describe(agent.instructions),
-        "tools": describe(agent.tools),
-        "model": agent.model,
-        "handoffs": [_name_of(h) if not isinstance(h, str) else h for h in agent.handoffs],
-        "subagents": [_name_of(s) if not isinstance(s, str) else s for s in agent.subagents],
-        "skills": describe(agent.skills),
-        "mcp_servers": list(agent.mcp_servers),
-        "output_type": describe(agent.output_type),
-        "interrupt_on": list(agent.interrupt_on),
-        "planning": agent.planning,
-        "model_settings": describe(
-            dataclasses.asdict(agent.model_settings)
-            if isinstance(agent.model_settings, ModelSettings)
-            else agent.model_settings
-        ),
-        "tool_errors": agent.tool_errors,
-        "tool_use_behavior": describe(agent.tool_use_behavior),
-    }
-    text = json.dumps(shape, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -45,7 +45,7 @@ from agents.run_config import CallModelData, ModelInputData
 
 from agentdeck.authoring.agents import Agent
 from agentdeck.errors import ConfigError
-from agentdeck.model.content import ContentBlock, content_blocks
+from agentdeck.model.content import ContentBlock
 from agentdeck.model.payloads import Payload
 from agentdeck.ports import (
     EngineCapabilities,
@@ -54,10 +54,10 @@ from agentdeck.ports import (
     Invocable,
     Invocation,
 )
-from agentdeck.vocabulary import SafePoint
+from agentdeck_openai.client import CAPABILITIES
 from agentdeck_openai.compile import CompiledAgent, Compiler
 from agentdeck_openai.config import EngineConfig
-from agentdeck_openai.inputs import check_blocks
+from agentdeck_openai.inputs import check_blocks, turn_blocks
 from agentdeck_openai.mcp_servers import MCPServers
 from agentdeck_openai.play import Play
 
@@ -76,11 +76,7 @@ class OpenAIEngine(HeadlessEngine):
     """
 
     name: ClassVar[str] = "openai"
-    capabilities: ClassVar[EngineCapabilities] = EngineCapabilities(
-        safe_points=frozenset({SafePoint.STREAM_ITEM, SafePoint.TOOL_DISPATCH}),
-        interrupts=True,
-        durable_suspend=True,
-    )
+    capabilities: ClassVar[EngineCapabilities] = CAPABILITIES
 
     def __init__(
         self,
@@ -148,9 +144,7 @@ class OpenAIEngine(HeadlessEngine):
     def prepare_input(self, invocable: Invocable, value: Any) -> list[ContentBlock]:
         """A string or content blocks, refusing (``ConfigError``) a block this engine cannot
         send before the run is opened; see :mod:`agentdeck_openai.inputs`."""
-        blocks = content_blocks(value)
-        check_blocks(blocks, use_responses=self.config.use_responses)
-        return blocks
+        return turn_blocks(value, use_responses=self.config.use_responses)
 
     # ------------------------------------------------------------------ lifecycle
 

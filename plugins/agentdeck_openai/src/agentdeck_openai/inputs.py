@@ -26,10 +26,10 @@ from agentdeck.model.content import (
     ImageBlock,
     ResourceBlock,
     TextBlock,
+    content_blocks,
 )
-from agentdeck_openai.tool_results import data_url
 
-__all__ = ["AUDIO_FORMATS", "check_blocks", "to_sdk_input"]
+__all__ = ["AUDIO_FORMATS", "check_blocks", "data_url", "to_sdk_input", "turn_blocks"]
 
 AUDIO_FORMATS = {
     "audio/wav": "wav",
@@ -40,6 +40,19 @@ AUDIO_FORMATS = {
     "audio/mp3": "mp3",
 }
 """Media types Chat Completions ``input_audio`` takes, and its format name for each."""
+
+
+def data_url(block: ImageBlock | AudioBlock) -> str:
+    """A block's bytes as a ``data:`` URL, the form the model APIs take inline media in."""
+    return f"data:{block.media_type};base64,{block.data_b64}"
+
+
+def turn_blocks(value: Any, *, use_responses: bool) -> list[ContentBlock]:
+    """A caller's input (a string or content blocks) as the blocks ``run.started`` records,
+    refusing (``ConfigError``) a block this engine cannot send -- before the run is opened."""
+    blocks = content_blocks(value)
+    check_blocks(blocks, use_responses=use_responses)
+    return blocks
 
 
 def check_blocks(blocks: Sequence[ContentBlock], *, use_responses: bool) -> None:

@@ -17,8 +17,14 @@ from agentdeck.plugins.hookspecs import RegisterEngine, RegisterScheme, Register
 from agentdeck.ports import BackendRequest, EngineRef, SessionFactory
 from agentdeck_openai.settings import OpenAISettings, RunnerSettings, SessionSettings
 
-ENGINE = EngineRef("agentdeck_openai.engine:OpenAIEngine", name="openai", headless=True)
-"""The engine, by import path: importing it imports the Agents SDK."""
+ENGINE = EngineRef(
+    "agentdeck_openai.engine:OpenAIEngine",
+    name="openai",
+    headless=True,
+    client="agentdeck_openai.client:OpenAIClientEngine",
+)
+"""The engine, by import path: importing it imports the Agents SDK; its client face (what a
+deck that only admits runs for workers loads) does not."""
 
 SESSION_FACTORIES: dict[str, tuple[str, str]] = {
     "local": ("LocalSessionFactory", "in-process SQLite session per session id (not durable)"),

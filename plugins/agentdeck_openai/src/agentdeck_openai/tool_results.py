@@ -41,6 +41,7 @@ from agentdeck.model.content import (
 )
 from agentdeck.model.payloads import ArtifactCreated, ToolCallCompleted, ToolCallStarted
 from agentdeck.observing.capture import mask_secrets
+from agentdeck_openai.inputs import data_url
 
 __all__ = [
     "PREVIEW_CHARS",
@@ -48,7 +49,6 @@ __all__ = [
     "RenderedResult",
     "artifact_event",
     "completed_event",
-    "data_url",
     "error_text",
     "json_text",
     "output_text",
@@ -121,10 +121,6 @@ def json_text(value: Any) -> str:
     except PydanticSerializationError as unserializable:
         raise ValueError("no JSON form") from unserializable
     return json.dumps(data, ensure_ascii=False)
-
-
-def data_url(block: ImageBlock | AudioBlock) -> str:
-    return f"data:{block.media_type};base64,{block.data_b64}"
 
 
 def render_result(tool: str, value: Any) -> RenderedResult:

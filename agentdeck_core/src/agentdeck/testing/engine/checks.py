@@ -10,19 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import replace
+from typing import Any
 
+from agentdeck.errors import ConfigError
 from agentdeck.model.content import ContentBlock
 from agentdeck.model.events import Event
 from agentdeck.model.payloads import PAYLOAD_TYPES, ControlObserved, RunFailed, RunInterrupted
 from agentdeck.model.status import RunState, apply, is_transition_allowed
-from agentdeck.ports import Engine, EngineCapabilities, Invocable, Invocation
-from agentdeck.testing.engine.driver import DriveResult
+from agentdeck.ports import ClientEngine, Engine, EngineCapabilities, Invocable, Invocation
+from agentdeck.testing.engine.driver import DriveResult, make_invocation
 from agentdeck.testing.engine.rules import FINAL_KINDS, RESERVED_KINDS, ContractRule
 from agentdeck.testing.engine.state_area import MemoryStateArea
 from agentdeck.vocabulary import TERMINAL_KINDS, ControlVerb, ErrorCode, RunStatus, SafePoint
 
 __all__ = [
     "check_capabilities",
+    "check_client_face",
     "check_compiles",
     "check_completed",
     "check_control",
@@ -189,6 +192,43 @@ def check_compiles(engine: Engine, definition: object) -> Invocable:
         "compiling the same definition twice gave a different invocable"
     )
     return invocable
+
+
+def check_client_face(
+    face: ClientEngine,
+    engine: Engine,
+    definitions: Collection[object],
+    given: Any,
+) -> None:
+    """The engine's client face records what the engine would: same name and capabilities,
+    and for each definition the same identity (a worker refuses a run whose ``code_digest``
+    is not its own) and the same blocks for the caller's input ``given`` (unless ``None``); it
+    accepts nothing else and plays nothing."""
+    assert isinstance(face, ClientEngine), f"{type(face).__name__} is not a ClientEngine"
+    assert face.name == engine.name, f"the face is named {face.name!r}, not {engine.name!r}"
+    assert face.capabilities == engine.capabilities, (
+        f"the face declares {face.capabilities}, the engine {engine.capabilities}"
+    )
+    for definition in definitions:
+        assert face.accepts(definition), f"the face does not accept {definition!r}"
+        described, compiled = face.compile(definition), engine.compile(definition)
+        for attribute in ("name", "kind", "engine", "code_digest", "description", "context_type"):
+            seen, expected = getattr(described, attribute), getattr(compiled, attribute)
+            assert seen == expected, (
+                f"{definition!r}: the face records {attribute}={seen!r}, the engine {expected!r}"
+            )
+        if given is not None:
+            recorded = face.prepare_input(described, given)
+            assert recorded == engine.prepare_input(compiled, given), (
+                f"{definition!r}: the face and the engine record the input differently"
+            )
+    assert not face.accepts(object()), "a client face accepts only what its engine runs"
+    try:
+        face.play(make_invocation(engine, next(iter(definitions)), "hello"))
+    except ConfigError:
+        pass
+    else:  # pragma: no cover - only a broken face gets here
+        raise AssertionError("a client face must refuse to play (ConfigError)")
 
 
 async def check_walk_away(engine: Engine, invocation: Invocation, *, after: int = 1) -> None:

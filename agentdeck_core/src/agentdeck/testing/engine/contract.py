@@ -21,9 +21,10 @@ import pytest_asyncio
 
 from agentdeck.model.content import ContentBlock
 from agentdeck.model.events import Event
-from agentdeck.ports import Engine, Entry, Invocation, Suspension
+from agentdeck.ports import ClientEngine, Engine, Entry, Invocation, Suspension
 from agentdeck.testing.engine.checks import (
     check_capabilities,
+    check_client_face,
     check_compiles,
     check_completed,
     check_control,
@@ -64,6 +65,9 @@ class EngineScenarios:
     failure_text: str | None = None
     """Text in the exception ``fails`` raises; it must never reach a ``run.failed`` message."""
     input: str | Sequence[ContentBlock] = "hello"
+    given: Any = None
+    """A caller's input as ``deck.run`` takes it, before the engine turns it into blocks (the
+    client-face check compares the two turning it); ``None``: ``input`` when it is a string."""
     context: Any = None
     check_output: Callable[[str, list[ContentBlock]], bool | None] | None = None
     """Called with the scenario name (``completes``, ``streams``, ``asks``) and the output of
@@ -131,6 +135,12 @@ class EngineContract(ContractKit):
             yield engine
 
     @pytest.fixture
+    def client_factory(self) -> Callable[[], ClientEngine] | None:
+        """A callable making the engine's client face (what its ``EngineRef(client=...)``
+        names), or ``None`` for an engine that offers none."""
+        return None
+
+    @pytest.fixture
     def scenarios(self) -> EngineScenarios:
         pytest.fail("override the scenarios fixture to return an EngineScenarios")
 
@@ -177,6 +187,22 @@ class EngineContract(ContractKit):
 
     def test_refuses_what_it_cannot_run(self, engine: Engine) -> None:
         assert not engine.accepts(object()), "an engine accepts only definitions it can run"
+
+    def test_a_client_face_records_what_the_engine_would(
+        self,
+        engine: Engine,
+        engine_factory: Callable[[], Engine],
+        client_factory: Callable[[], ClientEngine] | None,
+        scenarios: EngineScenarios,
+    ) -> None:
+        if client_factory is None:
+            pytest.skip("the engine offers no client face (EngineRef(client=...))")
+        face = client_factory()
+        face.plays_on(engine_factory)  # as the host wires it
+        given = scenarios.given
+        if given is None and isinstance(scenarios.input, str):
+            given = scenarios.input
+        check_client_face(face, engine, list(scenarios.definitions().values()), given)
 
     # -- plays -----------------------------------------------------------------------------------
 
