@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from support import SLACK, deck_on, eventually, spawn, trials
 
-from agentdeck import Deck, RunStatus
+from agentdeck import Deck, Run, RunStatus
 from agentdeck.model.events import Event
 from agentdeck.model.payloads import AnswerRecorded, RunResumed
 from agentdeck.testing.processes import JsonLinesWorker, start_all
@@ -80,6 +80,19 @@ async def _log(deck: Deck, run_id: str) -> list[Event]:
     return events
 
 
+async def _waiting_for_an_answer(deck: Deck) -> Run:
+    """A fresh ``approval`` run, once it waits for its answer: what an answer races on."""
+    run = await deck.runs.start("approval")
+    await _reaches(deck, run.id, RunStatus.WAITING_ANSWER)
+    return run
+
+
+async def _answers_recorded(deck: Deck, run_id: str) -> list[Any]:
+    """The values of the run's ``answer.recorded`` events, in log order (the log gapless)."""
+    events = await _log(deck, run_id)
+    return [e.payload.value for e in events if isinstance(e.payload, AnswerRecorded)]
+
+
 def _report(race: str, url: str, outcomes: Counter[str]) -> None:
     store = url.split(":", 1)[0]
     figures = ", ".join(f"{name}: {count}" for name, count in sorted(outcomes.items()))
@@ -92,8 +105,7 @@ async def test_two_answers_racing_have_one_winner_and_a_told_loser(
     first, second = workers
     outcomes: Counter[str] = Counter()
     for _ in range(TRIALS):
-        run = await deck.runs.start("approval")
-        await _reaches(deck, run.id, RunStatus.WAITING_ANSWER)
+        run = await _waiting_for_an_answer(deck)
         replies = _race(
             first,
             second,
@@ -106,8 +118,7 @@ async def test_two_answers_racing_have_one_winner_and_a_told_loser(
         assert lost[0]["raised"] == "AlreadyAnsweredError", replies
         await _reaches(deck, run.id, RunStatus.COMPLETED)
         assert await run.result() == returned[0]
-        answers = [e.payload for e in await _log(deck, run.id)]
-        recorded = [p.value for p in answers if isinstance(p, AnswerRecorded)]
+        recorded = await _answers_recorded(deck, run.id)
         assert recorded == returned, (replies, recorded)
         outcomes[f"{returned[0]} won"] += 1
     _report("double answer", durable_url, outcomes)
@@ -119,8 +130,7 @@ async def test_an_answer_racing_a_cancel_returns_only_if_it_was_recorded(
     answerer, canceller = workers
     outcomes: Counter[str] = Counter()
     for _ in range(TRIALS):
-        run = await deck.runs.start("approval")
-        await _reaches(deck, run.id, RunStatus.WAITING_ANSWER)
+        run = await _waiting_for_an_answer(deck)
         answer, cancel = _race(
             answerer,
             canceller,
@@ -131,11 +141,7 @@ async def test_an_answer_racing_a_cancel_returns_only_if_it_was_recorded(
         # the run then completed) or is refused because the run already completed.
         assert "returned" in cancel or cancel.get("raised") == "RunFinishedError", cancel
         status = await _reaches(deck, run.id, RunStatus.CANCELLED, RunStatus.COMPLETED)
-        recorded = [
-            e.payload.value
-            for e in await _log(deck, run.id)
-            if isinstance(e.payload, AnswerRecorded)
-        ]
+        recorded = await _answers_recorded(deck, run.id)
         if "returned" in answer:
             assert recorded == ["yes"], (answer, recorded)
             outcomes[f"answered, then {status.value}"] += 1

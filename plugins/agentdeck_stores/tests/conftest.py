@@ -1,9 +1,11 @@
-"""Test configuration: the Hypothesis profiles every AgentDeck suite shares, and the core's
+"""Test configuration: the Hypothesis profiles every AgentDeck suite shares, the core's
 per-test isolation fixtures on the real servers (``postgres_schema``, ``redis_prefix``,
-``sqlite_path``)."""
+``sqlite_path``), and this directory on ``sys.path``, so the contract modules import the kit
+fixtures of ``contract_fixtures.py`` by name (importlib mode leaves a test directory off it)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,10 @@ from agentdeck.testing.profiles import load_profile
 pytest_plugins = ["agentdeck.testing.fixtures"]
 
 load_profile()
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 
 @pytest.fixture(autouse=True)

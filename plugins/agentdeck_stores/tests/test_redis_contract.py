@@ -7,14 +7,15 @@ deleted afterwards; the state machine takes a fresh prefix per example and delet
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
 import redis.asyncio as aioredis
+from contract_fixtures import port_fixtures
 
 from agentdeck.model.clock import ManualClock
-from agentdeck.ports import BackendRequest, ControlPort, EventStore, LeasePort
+from agentdeck.ports import BackendRequest, EventStore
 from agentdeck.testing import (
     ControlContract,
     LeaseContract,
@@ -28,7 +29,9 @@ from agentdeck_stores.redisstore import RedisControlPort, RedisEventStore, Redis
 pytest_plugins = ["agentdeck.testing.fixtures"]
 
 
-def _url(redis_prefix: RedisPrefix) -> str:
+@pytest.fixture
+def url(redis_prefix: RedisPrefix) -> str:
+    """Every port of a test under the test's own key prefix."""
     return f"{redis_prefix.url}?prefix={redis_prefix.prefix}"
 
 
@@ -37,77 +40,19 @@ class TestRedisStore(StoreContract):
     durable = True
     shared = True
 
-    @pytest.fixture
-    async def store(
-        self, clock: ManualClock, redis_prefix: RedisPrefix
-    ) -> AsyncIterator[EventStore]:
-        store = RedisEventStore.from_request(BackendRequest(url=_url(redis_prefix), clock=clock))
-        await store.open()
-        yield store
-        await store.close()
-
-    @pytest.fixture
-    def reopen_store(
-        self, clock: ManualClock, redis_prefix: RedisPrefix
-    ) -> Callable[[], Awaitable[EventStore]]:
-        async def reopen() -> EventStore:
-            other = RedisEventStore.from_request(
-                BackendRequest(url=_url(redis_prefix), clock=clock)
-            )
-            await other.open()
-            return other
-
-        return reopen
+    store, reopen_store = port_fixtures(RedisEventStore.from_request)
 
 
 class TestRedisControl(ControlContract):
     shared = True
 
-    @pytest.fixture
-    async def control(
-        self, clock: ManualClock, redis_prefix: RedisPrefix
-    ) -> AsyncIterator[ControlPort]:
-        port = RedisControlPort.from_request(BackendRequest(url=_url(redis_prefix), clock=clock))
-        await port.open()
-        yield port
-        await port.close()
-
-    @pytest.fixture
-    def reopen(
-        self, clock: ManualClock, redis_prefix: RedisPrefix
-    ) -> Callable[[], Awaitable[ControlPort]]:
-        async def reopen() -> ControlPort:
-            other = RedisControlPort.from_request(
-                BackendRequest(url=_url(redis_prefix), clock=clock)
-            )
-            await other.open()
-            return other
-
-        return reopen
+    control, reopen = port_fixtures(RedisControlPort.from_request)
 
 
 class TestRedisLeases(LeaseContract):
     shared = True
 
-    @pytest.fixture
-    async def leases(
-        self, clock: ManualClock, redis_prefix: RedisPrefix
-    ) -> AsyncIterator[LeasePort]:
-        port = RedisLeasePort.from_request(BackendRequest(url=_url(redis_prefix), clock=clock))
-        await port.open()
-        yield port
-        await port.close()
-
-    @pytest.fixture
-    def reopen(
-        self, clock: ManualClock, redis_prefix: RedisPrefix
-    ) -> Callable[[], Awaitable[LeasePort]]:
-        async def reopen() -> LeasePort:
-            other = RedisLeasePort.from_request(BackendRequest(url=_url(redis_prefix), clock=clock))
-            await other.open()
-            return other
-
-        return reopen
+    leases, reopen = port_fixtures(RedisLeasePort.from_request)
 
 
 @asynccontextmanager

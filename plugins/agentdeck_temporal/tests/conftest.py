@@ -4,16 +4,25 @@
 when it answers there, and ``AGENTDECK_TEST_TEMPORAL=HOST:PORT`` names another. Otherwise the
 session starts a private server on a free port and stops it by PID at the end. Every test uses a
 task queue of its own, so tests never see each other's workflows on a shared server.
+
+This directory is put on ``sys.path`` too, so tests import ``worker_support.py`` (the hand-over
+tests' helpers) by name: the suite runs in importlib mode, which leaves a test directory off it.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from agentdeck_temporal.testing import DevServer, serving
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 MACHINE_SERVER = "127.0.0.1:7233"
 """Where ``.ci/services`` runs the machine's dev server."""

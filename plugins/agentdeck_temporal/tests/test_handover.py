@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from worker_support import finished_by, stop_worker
 
 from agentdeck import Deck, RunStatus, WorkflowCtx, workflow
 from agentdeck.runtime.play import CLOSING_PAUSE_REASON
@@ -65,23 +66,10 @@ async def test_a_run_a_stopped_worker_was_playing_finishes_on_another_without_re
         run = await client.runs.start("long_job", {"count": 12})
         await _wait_for(lambda: len(STEPS) >= 3)
 
-        first.cancel()  # the worker stops: its deck pauses the run at its next safe point
-        with pytest.raises(asyncio.CancelledError):
-            await first
+        await stop_worker(first)  # the worker stops: its deck pauses the run at its next safe point
         assert await run.status() is RunStatus.PAUSED
 
-        second = asyncio.create_task(make_deck().work(concurrency=1))
-        try:
-            # (`await run` would answer at once: the pause is an ending of the log as it is.)
-            async with asyncio.timeout(60):
-                while (await run.status()) is not RunStatus.COMPLETED:
-                    await asyncio.sleep(0.1)
-            result = await run.result()
-        finally:
-            second.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await second
-
+        result = await finished_by(make_deck(), run, within=60, every=0.1)
         events = [event async for event in run.events()]
 
     expected = [f"s{i}" for i in range(12)]

@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from worker_support import finished_by
 
 from agentdeck import Deck, RunStatus
 from agentdeck.runtime.claiming import WORKER_LOST_REASON
@@ -81,18 +82,8 @@ async def test_a_killed_workers_run_is_finished_by_another_without_repeating_ste
             doomed.wait()
         assert await run.status() is RunStatus.RUNNING  # nobody closed it: it was cut
 
-        survivor = asyncio.create_task(
-            Deck.from_project(project, settings=settings).work(concurrency=1)
-        )
-        try:
-            async with asyncio.timeout(90):
-                while (await run.status()) is not RunStatus.COMPLETED:
-                    await asyncio.sleep(0.2)
-            result = await run.result()
-        finally:
-            survivor.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await survivor
+        survivor = Deck.from_project(project, settings=settings)
+        result = await finished_by(survivor, run, within=90, every=0.2)
         events = [event async for event in run.events()]
 
     expected = [f"s{i}" for i in range(15)]

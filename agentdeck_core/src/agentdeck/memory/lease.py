@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import ClassVar
 
-from agentdeck.errors import InvalidInputError
 from agentdeck.memory.store import SCHEME, instance_name, read_only_error
 from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.ports import BackendRequest, LeasePort, LeaseState
+from agentdeck.storage import checked_ttl
 
 __all__ = ["MemoryLeasePort"]
 
@@ -51,11 +51,7 @@ def _ttl(ttl: float) -> timedelta:
     span = _SPANS.get(ttl)
     if span is not None:
         return span
-    if not ttl > 0:
-        raise InvalidInputError(
-            f"a lease TTL must be a positive number of seconds, not {ttl!r}", field="ttl"
-        )
-    span = timedelta(seconds=ttl)
+    span = checked_ttl(ttl)
     if len(_SPANS) < 64:
         _SPANS[ttl] = span
     return span

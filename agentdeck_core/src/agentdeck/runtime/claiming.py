@@ -36,7 +36,7 @@ from agentdeck.ports import (
     LeaseState,
     RunRecord,
 )
-from agentdeck.runtime.continuation import Continuation
+from agentdeck.runtime.continuation import Continuation, refuse_changed_code
 from agentdeck.runtime.held import HeldRuns
 from agentdeck.runtime.play import CLOSING_PAUSE_REASON, Player
 from agentdeck.runtime.recording import Recorder
@@ -155,17 +155,14 @@ class Claims:
                 run_id=run_id,
                 reason="unknown_invocable",
             )
-        if (
-            invocable.code_digest is not None
-            and started.code_digest is not None
-            and invocable.code_digest != started.code_digest
-        ):
-            raise ReplayError(
-                f"run '{run_id}' was admitted with different code for {started.name!r} than "
-                "this worker has; deploy the same code to clients and workers",
-                run_id=run_id,
-                reason="code_changed",
-            )
+        refuse_changed_code(
+            run_id,
+            started,
+            invocable,
+            opened="was admitted",
+            here="this worker",
+            note="deploy the same code to clients and workers",
+        )
         claimed = await self.recorder.append(
             run_id, [RunClaimed(worker=self.owner)], expect=(RunStatus.QUEUED,)
         )

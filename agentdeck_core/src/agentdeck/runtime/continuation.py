@@ -50,7 +50,7 @@ from agentdeck.runtime.play import CLOSING_PAUSE_REASON, Player
 from agentdeck.runtime.recording import Recorder
 from agentdeck.vocabulary import SUSPENDED, TERMINAL, ControlVerb, RunStatus
 
-__all__ = ["Answered", "Continuation"]
+__all__ = ["Answered", "Continuation", "refuse_changed_code"]
 
 log = logging.getLogger("agentdeck.runtime")
 
@@ -77,6 +77,32 @@ class Answered:
         """The run as the answer left it, before any play of it moved on (folded on demand:
         a caller that only answers does not pay for it)."""
         return fold(self.appended, self.before)
+
+
+def refuse_changed_code(
+    run_id: str, started: RunStarted, invocable: Invocable, *, opened: str, here: str, note: str
+) -> None:
+    """Refuse to play ``run_id`` from its log on other code than it started with.
+
+    ``run.started`` pins the digest of the code the run was opened with, and playing its log on
+    changed code could repeat or skip its steps. So a worker claiming a queued run and a deck
+    continuing a suspended one both refuse it here, before they append anything, with
+    :class:`~agentdeck.errors.ReplayError` (``reason="code_changed"``); a digest missing on
+    either side proves no change. The caller words the message for where it stands: how the run
+    was ``opened`` ("started"), who ``here`` has the other code ("this deck"), and a ``note``
+    after the semicolon (what to do, or why it matters).
+    """
+    if (
+        invocable.code_digest is not None
+        and started.code_digest is not None
+        and invocable.code_digest != started.code_digest
+    ):
+        raise ReplayError(
+            f"run '{run_id}' {opened} with different code for {started.name!r} than {here} "
+            f"has; {note}",
+            run_id=run_id,
+            reason="code_changed",
+        )
 
 
 class Continuation:
@@ -300,17 +326,14 @@ class Continuation:
                 run_id=run_id,
                 reason="parked_in_memory",
             )
-        if (
-            invocable.code_digest is not None
-            and started.code_digest is not None
-            and invocable.code_digest != started.code_digest
-        ):
-            raise ReplayError(
-                f"run '{run_id}' started with different code for {started.name!r} than this "
-                "deck has; replaying it against changed code could repeat or skip its steps",
-                run_id=run_id,
-                reason="code_changed",
-            )
+        refuse_changed_code(
+            run_id,
+            started,
+            invocable,
+            opened="started",
+            here="this deck",
+            note="replaying it against changed code could repeat or skip its steps",
+        )
         events = await self.recorder.append(
             run_id, payloads, expect=tuple(SUSPENDED), expect_seq=expect_seq
         )

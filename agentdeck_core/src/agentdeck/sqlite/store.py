@@ -27,11 +27,11 @@ import os
 import sqlite3
 import weakref
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from agentdeck.errors import ConfigError, InvalidInputError, StoreError
+from agentdeck.errors import ConfigError, StoreError
 from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.model.events import Event
 from agentdeck.ports import (
@@ -68,7 +68,7 @@ from agentdeck.sqlite.writer import (
     level,
     release_writer,
 )
-from agentdeck.storage import checked_verb, decode_cursor, follow_pages, run_page
+from agentdeck.storage import checked_ttl, checked_verb, decode_cursor, follow_pages, run_page
 from agentdeck.storage.sql import (
     AppendJob,
     OpenJob,
@@ -533,14 +533,6 @@ class SqliteControlPort(_SmallPort, ControlPort):
         await self._forget_rows("agentdeck_control", run_ids)
 
 
-def _ttl(ttl: float) -> timedelta:
-    if not ttl > 0:
-        raise InvalidInputError(
-            f"a lease TTL must be a positive number of seconds, not {ttl!r}", field="ttl"
-        )
-    return timedelta(seconds=ttl)
-
-
 class SqliteLeasePort(_SmallPort, LeasePort):
     """Liveness leases in the SQLite file, timed by the factory's clock (never SQL's).
 
@@ -559,7 +551,7 @@ class SqliteLeasePort(_SmallPort, LeasePort):
         return cls(request.url, clock=request.clock, read_only=request.read_only)
 
     async def acquire(self, run_id: str, owner: str, ttl: float) -> bool:
-        span = _ttl(ttl)
+        span = checked_ttl(ttl)
         now = self._now()
         now_us, expires = to_micros(now), to_micros(now + span)
 
@@ -577,7 +569,7 @@ class SqliteLeasePort(_SmallPort, LeasePort):
         return await self._write(upsert, liveness=True, linger=True)
 
     async def renew(self, run_id: str, owner: str, ttl: float) -> bool:
-        span = _ttl(ttl)
+        span = checked_ttl(ttl)
         now = self._now()
         now_us, expires = to_micros(now), to_micros(now + span)
 

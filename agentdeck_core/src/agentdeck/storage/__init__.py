@@ -15,6 +15,7 @@ refusals and wire formats by calling them rather than by re-writing them:
   pages and the run cursor codec;
 * :mod:`~agentdeck.storage.following` -- a follower's loop over the pages a store reads;
 * :mod:`~agentdeck.storage.verbs` -- the control-verb check of a control port;
+* :mod:`~agentdeck.storage.leases` -- the TTL check of a lease port;
 * :mod:`~agentdeck.storage.codec` -- reading stored events back, fast.
 """
 
@@ -23,6 +24,7 @@ from agentdeck.storage.claims import may_step_over
 from agentdeck.storage.cursors import decode_cursor, encode_cursor
 from agentdeck.storage.folding import EventRecorder, append_time, compose_batch, started_event
 from agentdeck.storage.following import NextEvents, follow_pages
+from agentdeck.storage.leases import checked_ttl
 from agentdeck.storage.listing import (
     checked_limit,
     prunable,
@@ -61,6 +63,7 @@ __all__ = [
     "checked_payload",
     "checked_payloads",
     "checked_started",
+    "checked_ttl",
     "checked_verb",
     "compose_batch",
     "decode_cursor",

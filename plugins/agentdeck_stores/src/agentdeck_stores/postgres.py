@@ -26,13 +26,13 @@ import asyncio
 import copy
 from collections import deque
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 from typing import Any, ClassVar
 
 import psycopg
 
-from agentdeck.errors import AgentDeckError, InvalidInputError, StoreError
+from agentdeck.errors import AgentDeckError, StoreError
 from agentdeck.model.clock import Clock, SystemClock, utc
 from agentdeck.model.events import Event
 from agentdeck.ports import (
@@ -47,7 +47,7 @@ from agentdeck.ports import (
     RunQuery,
     RunRecord,
 )
-from agentdeck.storage import checked_verb, decode_cursor, follow_pages, run_page
+from agentdeck.storage import checked_ttl, checked_verb, decode_cursor, follow_pages, run_page
 from agentdeck.storage.sql import (
     RUN_COLUMNS,
     AppendJob,
@@ -397,6 +397,16 @@ class _Backend:
         self._check_usable()
         return self._db.absent
 
+    async def _row(self, query: str, params: Sequence[Any]) -> Any:
+        """The first row of one statement (``None`` if it returns none), on a pooled connection:
+        how a port asks the database one thing, or makes one conditional write and learns
+        whether it took (``RETURNING``)."""
+        return await self._db.run(lambda connection: _fetch_one(connection, query, params))
+
+    async def _rows(self, query: str, params: Sequence[Any]) -> list[Any]:
+        """Every row of one statement, on a pooled connection."""
+        return await self._db.run(lambda connection: _fetch_all(connection, query, params))
+
 
 class PostgresEventStore(_Backend, SqlWrites, EventStore):
     """An :class:`~agentdeck.ports.EventStore` on PostgreSQL (see the module docstring)."""
@@ -577,12 +587,9 @@ class PostgresEventStore(_Backend, SqlWrites, EventStore):
     async def get_state(self, run_id: str, name: str) -> bytes | None:
         if self._absent:
             return None
-        row = await self._db.run(
-            lambda connection: _fetch_one(
-                connection,
-                "SELECT value FROM agentdeck_engine_state WHERE run_id = %s AND name = %s",
-                (run_id, name),
-            )
+        row = await self._row(
+            "SELECT value FROM agentdeck_engine_state WHERE run_id = %s AND name = %s",
+            (run_id, name),
         )
         return bytes(row[0]) if row is not None else None
 
@@ -682,39 +689,30 @@ class PostgresControlPort(_SmallPort, ControlPort):
     async def request(self, run_id: str, verb: ControlVerb, reason: str | None = None) -> bool:
         self._check_writable("requesting a control signal")
         wanted, at = checked_verb(verb), self._now()
-        row = await self._db.run(
-            lambda connection: _fetch_one(
-                connection,
-                "INSERT INTO agentdeck_control (run_id, verb, reason, requested_at) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (run_id, verb) DO NOTHING RETURNING 1",
-                (run_id, wanted.value, reason, at),
-            )
+        row = await self._row(
+            "INSERT INTO agentdeck_control (run_id, verb, reason, requested_at) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT (run_id, verb) DO NOTHING RETURNING 1",
+            (run_id, wanted.value, reason, at),
         )
         return row is not None
 
     async def pending(self, run_id: str) -> tuple[ControlSignal, ...]:
         if self._absent:
             return ()
-        rows = await self._db.run(
-            lambda connection: _fetch_all(
-                connection,
-                "SELECT run_id, verb, reason, requested_at FROM agentdeck_control "
-                "WHERE run_id = %s ORDER BY verb <> 'cancel', id",
-                (run_id,),
-            )
+        rows = await self._rows(
+            "SELECT run_id, verb, reason, requested_at FROM agentdeck_control "
+            "WHERE run_id = %s ORDER BY verb <> 'cancel', id",
+            (run_id,),
         )
         return tuple(_signal(row) for row in rows)
 
     async def take(self, run_id: str, verb: ControlVerb) -> ControlSignal | None:
         self._check_writable("taking a control signal")
         wanted = checked_verb(verb)
-        row = await self._db.run(
-            lambda connection: _fetch_one(
-                connection,
-                "DELETE FROM agentdeck_control WHERE run_id = %s AND verb = %s "
-                "RETURNING run_id, verb, reason, requested_at",
-                (run_id, wanted.value),
-            )
+        row = await self._row(
+            "DELETE FROM agentdeck_control WHERE run_id = %s AND verb = %s "
+            "RETURNING run_id, verb, reason, requested_at",
+            (run_id, wanted.value),
         )
         return _signal(row) if row is not None else None
 
@@ -728,14 +726,6 @@ class PostgresControlPort(_SmallPort, ControlPort):
             await connection.execute("DELETE FROM agentdeck_control WHERE run_id = ANY(%s)", (ids,))
 
         await self._db.run(work)
-
-
-def _ttl(ttl: float) -> timedelta:
-    if not ttl > 0:
-        raise InvalidInputError(
-            f"a lease TTL must be a positive number of seconds, not {ttl!r}", field="ttl"
-        )
-    return timedelta(seconds=ttl)
 
 
 class PostgresLeasePort(_SmallPort, LeasePort):
@@ -766,31 +756,25 @@ class PostgresLeasePort(_SmallPort, LeasePort):
 
     async def acquire(self, run_id: str, owner: str, ttl: float) -> bool:
         self._check_writable("acquiring a lease")
-        span = _ttl(ttl)
+        span = checked_ttl(ttl)
         now = self._now()
-        row = await self._db.run(
-            lambda connection: _fetch_one(
-                connection,
-                "INSERT INTO agentdeck_leases AS l (run_id, owner, expires_at) "
-                "VALUES (%s, %s, %s) ON CONFLICT (run_id) DO UPDATE "
-                "SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at "
-                "WHERE l.owner = EXCLUDED.owner OR l.expires_at <= %s RETURNING 1",
-                (run_id, owner, now + span, now),
-            )
+        row = await self._row(
+            "INSERT INTO agentdeck_leases AS l (run_id, owner, expires_at) "
+            "VALUES (%s, %s, %s) ON CONFLICT (run_id) DO UPDATE "
+            "SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at "
+            "WHERE l.owner = EXCLUDED.owner OR l.expires_at <= %s RETURNING 1",
+            (run_id, owner, now + span, now),
         )
         return row is not None
 
     async def renew(self, run_id: str, owner: str, ttl: float) -> bool:
         self._check_writable("renewing a lease")
-        span = _ttl(ttl)
+        span = checked_ttl(ttl)
         now = self._now()
-        row = await self._db.run(
-            lambda connection: _fetch_one(
-                connection,
-                "UPDATE agentdeck_leases SET expires_at = %s "
-                "WHERE run_id = %s AND owner = %s AND expires_at > %s RETURNING 1",
-                (now + span, run_id, owner, now),
-            )
+        row = await self._row(
+            "UPDATE agentdeck_leases SET expires_at = %s "
+            "WHERE run_id = %s AND owner = %s AND expires_at > %s RETURNING 1",
+            (now + span, run_id, owner, now),
         )
         return row is not None
 
@@ -808,10 +792,8 @@ class PostgresLeasePort(_SmallPort, LeasePort):
         if self._absent:
             return LeaseState.NONE
         now = self._now()
-        row = await self._db.run(
-            lambda connection: _fetch_one(
-                connection, "SELECT expires_at FROM agentdeck_leases WHERE run_id = %s", (run_id,)
-            )
+        row = await self._row(
+            "SELECT expires_at FROM agentdeck_leases WHERE run_id = %s", (run_id,)
         )
         if row is None:
             return LeaseState.NONE
@@ -821,13 +803,10 @@ class PostgresLeasePort(_SmallPort, LeasePort):
         if self._absent:
             return []
         now = self._now()
-        rows = await self._db.run(
-            lambda connection: _fetch_all(
-                connection,
-                "SELECT run_id FROM agentdeck_leases WHERE expires_at <= %s "
-                'ORDER BY expires_at, run_id COLLATE "C" LIMIT %s',
-                (now, max(0, limit)),
-            )
+        rows = await self._rows(
+            "SELECT run_id FROM agentdeck_leases WHERE expires_at <= %s "
+            'ORDER BY expires_at, run_id COLLATE "C" LIMIT %s',
+            (now, max(0, limit)),
         )
         return [run_id for (run_id,) in rows]
 
