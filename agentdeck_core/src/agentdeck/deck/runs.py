@@ -159,11 +159,9 @@ class Run:
         or was cancelled raises :class:`RunFailedError`.
         """
         # A run this process is playing hands its ending over directly; the log is read only
-        # for a run played elsewhere, or already stopped.
-        service = self._service
-        ending = await service.played_ending(self.id)
-        if ending is None:
-            ending = await service.logged_ending(self.id)
+        # for a run played elsewhere, or already stopped. A parent paused on children that
+        # still play is followed past that pause: it goes on by itself.
+        ending = await self._service.awaited_ending(self.id)
         return result_of(ending, kind=self.kind)
 
 

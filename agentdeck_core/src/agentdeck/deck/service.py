@@ -160,6 +160,10 @@ class RunService:
         process is not playing it)."""
         return self.runtime.played_ending(run_id)
 
+    def awaited_ending(self, run_id: str) -> Awaitable[Event]:
+        """The ending ``await run`` gets (see :mod:`agentdeck.runtime.awaiting`)."""
+        return self.runtime.awaited_ending(run_id)
+
     async def logged_ending(self, run_id: str) -> Event:
         """The run's ending as its log tells it (waiting for it if the run still plays)."""
         return await self.runtime.logged_ending(run_id, await self.record(run_id))

@@ -27,7 +27,6 @@ from agentdeck.model.payloads import RunPaused
 from agentdeck.model.results import result_of
 from agentdeck.ports import Engine, EventStore, Invocable, Invocation
 from agentdeck.runtime.config import StartRequest
-from agentdeck.runtime.continuation import Continuation
 from agentdeck.runtime.opening import Opener
 from agentdeck.runtime.recording import Recorder
 from agentdeck.vocabulary import SUSPENDED, TERMINAL, RunStatus, WaitKind
@@ -46,14 +45,19 @@ class Children:
         engines: Mapping[str, Engine],
         recorder: Recorder,
         opener: Opener,
-        continuation: Continuation,
+        resume: Callable[..., Awaitable[bool]],
+        queued: bool = False,
     ) -> None:
+        """``resume(run_id, reason=...)`` continues a parent (the runtime's own, so on an
+        execution that queues it is recorded and the parent's worker woken, not played here);
+        ``queued``: children are admitted to workers rather than played in this process."""
         self.store = store
         self.invocables = invocables
         self.engines = engines
         self.recorder = recorder
         self.opener = opener
-        self.continuation = continuation
+        self.resume = resume
+        self.queued = queued
 
     def invoker(self, parent: Invocation) -> Callable[..., Awaitable[Any]]:
         """``invoke_child(name, input, *, key=None) -> result`` for the engine playing ``parent``.
@@ -108,11 +112,20 @@ class Children:
 
     async def outcome(self, run_id: str, *, kind: str) -> Any:
         """Wait for a run's play to end and return its result as JSON data, or raise why it
-        has none (:func:`~agentdeck.model.results.result_of`)."""
+        has none (:func:`~agentdeck.model.results.result_of`).
+
+        Where children are queued for workers, a child that has not ended raises
+        ``RunSuspendedError`` at once, whatever it is doing: the parent parks rather than hold
+        a worker's slot while it waits, and the child's end resumes it (:meth:`child_ended`) on
+        whichever worker takes it. Waiting in place could wait for good: with every slot held by
+        a waiting parent, no worker is left to play their children.
+        """
         recorder = self.recorder
         ending = await recorder.played_ending(run_id)
         if ending is None:
             record = await recorder.record(run_id)
+            if self.queued and record.status not in TERMINAL:
+                raise RunSuspendedError(run_id=run_id, status=record.status)
             if record.status in SUSPENDED:
                 # Parked, whatever its last event: one a deck has yet to act on (an answer
                 # recorded without playing) parks the parent too rather than hold its play.
@@ -146,4 +159,4 @@ class Children:
         ):
             return
         with contextlib.suppress(RunStateError, ReplayError, NotFoundError):
-            await self.continuation.resume(parent_run_id, reason=f"child run {child_run_id} ended")
+            await self.resume(parent_run_id, reason=f"child run {child_run_id} ended")

@@ -48,6 +48,7 @@ from agentdeck.ports import (
     LeasePort,
     RunRecord,
 )
+from agentdeck.runtime.awaiting import awaited_ending
 from agentdeck.runtime.children import Children
 from agentdeck.runtime.claiming import Claims
 from agentdeck.runtime.config import RuntimeConfig, StartRequest
@@ -146,7 +147,8 @@ class Runtime:
             engines=engines,
             recorder=recorder,
             opener=opener,
-            continuation=continuation,
+            resume=self.resume,
+            queued=execution.queues,
         )
         self.forking = Forking(store=store, invocables=invocables, engines=engines, opener=opener)
         self.claims = Claims(
@@ -327,6 +329,11 @@ class Runtime:
         """The run's ending as its log tells it (see :meth:`Recorder.logged_ending
         <agentdeck.runtime.recording.Recorder.logged_ending>`)."""
         return self.recorder.logged_ending(run_id, record)
+
+    def awaited_ending(self, run_id: str) -> Awaitable[Event]:
+        """The ending a caller awaiting ``run_id`` gets: its play's, or its log's, followed past
+        a pause on child runs that go on by themselves (see :mod:`agentdeck.runtime.awaiting`)."""
+        return awaited_ending(self.recorder, run_id)
 
     async def wait_played(self, run_id: str) -> None:
         """Wait until this process stops playing ``run_id`` (returns at once if it is not)."""
