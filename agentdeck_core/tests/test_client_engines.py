@@ -271,3 +271,24 @@ def test_a_client_path_that_is_no_client_face_is_blamed_on_its_plugin(
 def test_a_client_path_must_be_an_import_path() -> None:
     with pytest.raises(ConfigError, match=r"EngineRef client 'nowhere' is not an import path"):
         EngineRef("pkg.mod:Engine", name="x", client="nowhere")
+
+
+def test_build_in_full_compiles_on_the_full_engines_even_on_a_client_deck(
+    tmp_path: Path, modules: tuple[str, str]
+) -> None:
+    fresh = a_client_deck(tmp_path, Plugin(reference(modules))).build(full=True)
+    assert fresh.invocables[HELLO.name].compiled == "compiled by the full engine"
+
+    built = a_client_deck(tmp_path, Plugin(reference(modules))).build()
+    assert built.invocables[HELLO.name].compiled is None
+    built.build(full=True)  # a client deck built already is compiled again, in full
+    assert built.invocables[HELLO.name].compiled == "compiled by the full engine"
+
+
+async def test_build_in_full_is_refused_on_an_open_client_deck(
+    tmp_path: Path, modules: tuple[str, str]
+) -> None:
+    async with a_client_deck(tmp_path, Plugin(reference(modules))) as deck:
+        with pytest.raises(ConfigError, match=r"build\(full=True\) on an open deck"):
+            deck.build(full=True)
+        assert deck.invocables[HELLO.name].compiled is None  # nothing changed

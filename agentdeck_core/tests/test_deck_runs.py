@@ -498,6 +498,35 @@ async def test_a_usage_budget_ends_the_run_with_budget_exceeded(deck: Deck) -> N
         ]
 
 
+async def test_a_budget_is_recorded_and_caps_the_whole_run_in_whichever_deck_continues_it(
+    tmp_path: Path,
+) -> None:
+    from agentdeck import Budget, RunStarted, Usage, UsageReported
+
+    sixty = UsageReported(model="m", usage=Usage(requests=1, total_tokens=60))
+    thirsty = Script(
+        "thirsty", [Yield(sixty), Ask("more", payload="go on?"), Yield(sixty), Complete("done")]
+    )
+    env = {"AGENTDECK_STATE": f"sqlite:///{tmp_path / 'state.db'}"}
+    async with support.deck([thirsty], env=env) as first:
+        run = await first.runs.start("thirsty", budget=Budget(max_total_tokens=100))
+        with pytest.raises(RunSuspendedError):
+            await run
+        [opened] = [e async for e in run.events()][:1]
+    assert isinstance(opened.payload, RunStarted)
+    assert opened.payload.budget == Budget(max_total_tokens=100)
+
+    # Another deck (a restart, another process) continues it: the recorded budget applies to
+    # the run's whole usage, the 60 tokens of the first play included.
+    async with support.deck([thirsty], env=env) as second:
+        again = await second.runs.get(run.id)
+        await again.answer("yes")
+        with pytest.raises(RunFailedError) as failed:
+            await again
+    assert failed.value.error_code == "budget_exceeded"
+    assert "total tokens: 120 used, budget 100" in (failed.value.reason or "")
+
+
 # ------------------------------------------------------------------------------------ input
 
 

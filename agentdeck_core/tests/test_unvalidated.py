@@ -117,9 +117,9 @@ def test_every_unvalidated_path_builds_what_validation_builds(
     if isinstance(payload, RunStarted):
         arguments = _values(payload)
         del arguments["kind"]
-        # The builder's trace_context=None (or no origin) means "none given", as leaving it out
-        # of RunStarted.
-        optional = ("trace_context", "forked_from", "retry_of")
+        # The builder's trace_context=None (or no origin, no budget) means "none given", as
+        # leaving it out of RunStarted.
+        optional = ("trace_context", "forked_from", "retry_of", "budget")
         given = {k: v for k, v in arguments.items() if k not in optional or v is not None}
         _same(trusted.started(**arguments), RunStarted(**given))
     if isinstance(payload, RunCompleted):

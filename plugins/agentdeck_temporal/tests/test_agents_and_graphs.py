@@ -21,8 +21,8 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
-from agentdeck import Agent, Deck, InterruptResult, Run, RunStatus, tool
-from agentdeck.errors import RunSuspendedError
+from agentdeck import Agent, Budget, Deck, InterruptResult, Run, RunStatus, tool
+from agentdeck.errors import RunFailedError, RunSuspendedError
 from agentdeck.settings import Settings
 from agentdeck_langgraph import Workflow
 from agentdeck_openai.testing import LoopbackModelServer, reply, tool_call
@@ -152,3 +152,17 @@ async def test_a_langgraph_interrupt_parks_on_a_worker_and_the_answer_resumes_it
         nodes = [e.payload.node async for e in run.events() if e.kind == "node.updated"]
     assert final["log"] == ["priced G-3", "approved: yes"]
     assert nodes == ["price", "approve"]  # price ran once: the answer resumed the checkpoint
+
+
+async def test_a_budget_given_to_the_client_is_enforced_by_the_worker(
+    tmp_path: Path, temporal_target: str, model_server: LoopbackModelServer
+) -> None:
+    model_server.script.add(reply("one"))
+    async with client_and_two_workers(
+        settings_env(tmp_path, temporal_target, model_server)
+    ) as deck:
+        run = await deck.runs.start("clerk", "hello", budget=Budget(max_requests=0))
+        with pytest.raises(RunFailedError) as failed:
+            await asyncio.wait_for(run.result(), SAFETY)
+    assert failed.value.error_code == "budget_exceeded"
+    assert "model requests: 1 used, budget 0" in (failed.value.reason or "")

@@ -118,3 +118,43 @@ async def test_a_client_process_admits_answers_and_reads_with_no_engine_sdk_impo
     assert report["status"] == "completed"
     assert compiled.compiled is not None  # the worker played on the full engine
     assert report["digest"] == compiled.code_digest  # the client's digest is the worker's
+
+
+NO_MODEL = """
+from agentdeck import Agent
+
+drifter = Agent(name="drifter", instructions="Say hi.")
+"""
+
+
+def test_agentdeck_build_checks_what_the_workers_will_compile_not_only_what_a_client_needs(
+    tmp_path: Path, temporal_target: str
+) -> None:
+    project = tmp_path / ".agentdeck"
+    bundle = project / "agents" / "drifter"
+    bundle.mkdir(parents=True)
+    (bundle / "agent.py").write_text(textwrap.dedent(NO_MODEL))
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("OPENAI_MODEL", "OPENAI_DEFAULT_MODEL")
+    }
+    env.update(
+        AGENTDECK_STATE=f"sqlite:///{tmp_path / 'state.db'}",
+        AGENTDECK_EXECUTION=f"temporal://{temporal_target}/default?task_queue=unused",
+    )
+
+    # A client deck admits without the model (the worker needs it, the client does not)...
+    client = Deck.from_project(project, settings=Settings(env=env)).build()
+    assert client.invocables["drifter"].compiled is None
+    asyncio.run(client.aclose())  # unloads the project's modules
+    # ...but `agentdeck build`, the check before deploying, compiles as the workers will.
+    checked = subprocess.run(
+        [sys.executable, "-m", "agentdeck", "build", str(project)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SAFETY,
+    )
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "agent 'drifter' has no model" in checked.stderr

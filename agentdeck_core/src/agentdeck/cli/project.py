@@ -61,7 +61,7 @@ def _build(args: argparse.Namespace) -> int:
     deck: Deck | None = None
     try:
         deck = Deck.from_project(args.path)
-        deck.build()
+        deck.build(full=True)  # as the workers will, where the deck itself would only admit
         invocables = {name: str(i.kind) for name, i in sorted(deck.invocables.items())}
     except ConfigError as invalid:
         if out.as_json:

@@ -146,7 +146,8 @@ class Deck:
         self._engine_request: EngineRequest | None = None
         self._plays_here = True
         """Whether the engines are the full ones (``False``: client faces, see ``build``)."""
-        self._working = False
+        self._full = False
+        """Compile on the full engines whatever the execution (``build(full=True)``, ``work()``)."""
         self._invocables: dict[str, Invocable] = {}
         self._resolved: dict[str, Invocable] = {}  # name as addressed -> invocable (see _resolve)
         self._sessions: SessionFactory | None = None
@@ -227,11 +228,28 @@ class Deck:
         self.build()
         return MappingProxyType(self._invocables)
 
-    def build(self) -> Deck:
-        """Validate and compile the catalog; no network, no servers. Idempotent."""
+    def build(self, *, full: bool = False) -> Deck:
+        """Validate and compile the catalog; no network, no servers. Idempotent.
+
+        A deck that only admits runs for workers (its ``AGENTDECK_EXECUTION`` queues them and it
+        does not :meth:`work`) compiles each definition on its engine's client face
+        (:class:`~agentdeck.ports.ClientEngine`), which checks what recording a run needs and
+        imports no engine SDK. ``full=True`` compiles on the full engines, as the workers will:
+        the check ``agentdeck build`` runs. It is refused on such a deck once it is open.
+        """
         if self._state is DeckState.CLOSED:
             raise ConfigError("this deck is closed; construct a new one")
+        if full:
+            self._full = True
         if self._state is not DeckState.NEW:
+            if full and not self._plays_here:
+                if self._state is DeckState.OPEN:
+                    raise ConfigError(
+                        "build(full=True) on an open deck that admits runs for workers: build it "
+                        "in full before opening it (or call work(), which does)",
+                        setting="AGENTDECK_EXECUTION",
+                    )
+                self._compile_in_full()
             return self
         host = self._plugin_host()
         settings = self._given_settings or Settings.load()
@@ -258,7 +276,7 @@ class Deck:
         execution = self._configured_execution(host, settings)
         # A deck that only admits runs for workers elsewhere (an execution that queues, and
         # this deck not working) takes each engine's client face: no engine SDK is imported.
-        plays_here = self._working or not execution.queues
+        plays_here = self._full or not execution.queues
         engines: dict[str, Engine] = {}
         # An empty catalog (a deck that only reads or signals a store, as the read-only CLI
         # commands open) needs no engine: skipping them keeps the engine SDKs unimported there.
@@ -518,10 +536,13 @@ class Deck:
                 f"concurrency must be a whole number >= 1, not {concurrency!r}",
                 setting="--concurrency",
             )
-        self._working = True
+        self._full = True
         opened_here = not self.is_open
         if self._state is not DeckState.NEW and not self._plays_here:
-            await self._play_here()
+            for engine in self._compile_in_full():
+                if self._state is DeckState.OPEN:
+                    await engine.open()
+                    self._opened.append(engine)
         await self.open()
         try:
             runtime = self._service.runtime
@@ -649,24 +670,21 @@ class Deck:
             invocables[name] = _engine_for(definition, engines).compile(definition)
         return invocables
 
-    async def _play_here(self) -> None:
-        """Swap a client deck's engine faces for the full engines, as a deck built to admit
-        runs starts working: compiled anew (the SDKs load now), opened if the deck is, and
-        put in the tables the runtime already holds."""
+    def _compile_in_full(self) -> list[Engine]:
+        """Swap a client deck's engine faces for the full engines (returned, unopened): every
+        definition compiled anew (the SDKs load now), put in the tables the runtime, if the
+        deck is open, already holds."""
         engines = {
             engine.name: engine for engine in self._plugin_host().engines(self._engine_request)
         }
         invocables = self._compiled(engines)
-        if self._state is DeckState.OPEN:
-            for engine in engines.values():
-                await engine.open()
-                self._opened.append(engine)
         self._engines.clear()
         self._engines.update(engines)
         self._invocables.clear()
         self._invocables.update(invocables)
         self._resolved.clear()
         self._plays_here = True
+        return list(engines.values())
 
     def _plugin_host(self) -> PluginHost:
         if self._host is None:

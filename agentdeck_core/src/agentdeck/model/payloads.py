@@ -54,6 +54,7 @@ __all__ = [
     "AnswerRecorded",
     "AnswerRefused",
     "AnswerShape",
+    "Budget",
     "ApprovalDecided",
     "ArtifactCreated",
     "ControlObserved",
@@ -135,6 +136,34 @@ class Usage(BaseModel):
         )
 
 
+class Budget(BaseModel):
+    """Caps on one run's model usage, summed from its ``usage.reported`` events.
+
+    A run that goes over any cap ends ``run.failed(budget_exceeded)`` at the event that crossed
+    it. ``None`` means no cap on that measure. Recorded in the run's ``run.started``, so the
+    process that plays or continues the run -- a worker taking it from a queue, this process
+    after a restart -- enforces the same caps on the run's whole usage, not a fresh allowance
+    per play.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    max_total_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_requests: int | None = None
+
+    def exceeded_by(self, usage: Usage) -> str | None:
+        """The measure ``usage`` went over, or ``None``."""
+        for measure, cap, used in (
+            ("total tokens", self.max_total_tokens, usage.total_tokens),
+            ("output tokens", self.max_output_tokens, usage.output_tokens),
+            ("model requests", self.max_requests, usage.requests),
+        ):
+            if cap is not None and used > cap:
+                return f"{measure}: {used} used, budget {cap}"
+        return None
+
+
 class AnswerShape(BaseModel):
     """What an interrupt will accept as its answer: a JSON Schema, a list of options, or both."""
 
@@ -179,6 +208,7 @@ class RunStarted(_Payload):
     under the caller's span. ``forked_from`` links a run forked from another at a recorded point
     (:class:`ForkOrigin`), ``retry_of`` a run that retries a failed or cancelled one: the new
     run's log says where it came from, so it is read and continued from its own log alone.
+    ``budget`` is the caller's :class:`Budget`, recorded for the same reason as ``deadline``.
     """
 
     KIND: ClassVar[str] = "run.started"
@@ -192,6 +222,7 @@ class RunStarted(_Payload):
     trace_context: dict[str, str] | None = None
     forked_from: ForkOrigin | None = None
     retry_of: str | None = None
+    budget: Budget | None = None
 
 
 class RunCompleted(_Payload):

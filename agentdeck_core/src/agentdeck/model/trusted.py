@@ -29,7 +29,7 @@ from agentdeck.model.content import (
     UnknownBlock,
     is_plain_json_scalar,
 )
-from agentdeck.model.payloads import ForkOrigin, RunCompleted, RunStarted, Usage
+from agentdeck.model.payloads import Budget, ForkOrigin, RunCompleted, RunStarted, Usage
 from agentdeck.model.unvalidated import builder, proven
 
 __all__ = ["completed", "data_block", "started"]
@@ -107,6 +107,7 @@ def _fast_started(
             "trace_context": None,
             "forked_from": None,
             "retry_of": None,
+            "budget": None,
         }
     )
 
@@ -173,11 +174,12 @@ def started(
     trace_context: dict[str, str] | None = None,
     forked_from: ForkOrigin | None = None,
     retry_of: str | None = None,
+    budget: Budget | None = None,
 ) -> RunStarted:
     """``RunStarted(...)``: built directly when every part is already of its exact type and
-    there is no deadline, trace context or origin (validation normalizes those); validated
-    otherwise."""
-    linked = forked_from is not None or retry_of is not None
+    there is no deadline, trace context, origin or budget (validation normalizes those);
+    validated otherwise."""
+    linked = forked_from is not None or retry_of is not None or budget is not None
     if _ENABLED and not linked:
         payload = _fast_started(
             name, invocable_kind, input, key, code_digest, deadline, trace_context
@@ -191,6 +193,8 @@ def started(
         given["forked_from"] = forked_from
     if retry_of is not None:
         given["retry_of"] = retry_of
+    if budget is not None:
+        given["budget"] = budget
     return RunStarted(
         name=name,
         invocable_kind=invocable_kind,

@@ -12,10 +12,12 @@ from datetime import datetime
 from typing import Any
 
 from agentdeck.model.content import ContentBlock
-from agentdeck.model.payloads import ForkOrigin, Payload, Usage
+from agentdeck.model.payloads import Budget, ForkOrigin, Payload
 from agentdeck.ports import Invocable
 
 __all__ = ["Budget", "NonDurableStoreWarning", "RuntimeConfig", "StartRequest"]
+# ``Budget`` is recorded in ``run.started`` (a model of the event schema); it is re-exported
+# here, where the runtime's other inputs are, and where ``agentdeck.Budget`` points.
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,30 +36,6 @@ class RuntimeConfig:
     def lease_renew_every(self) -> float:
         # Six renewals per TTL: a blocked loop has to stall for most of a TTL to lose the lease.
         return self.lease_ttl / 6
-
-
-@dataclass(frozen=True, slots=True)
-class Budget:
-    """Caps on one run's model usage, summed from its ``usage.reported`` events.
-
-    A run that goes over any cap ends ``run.failed(budget_exceeded)`` at the event that crossed
-    it. ``None`` means no cap on that measure.
-    """
-
-    max_total_tokens: int | None = None
-    max_output_tokens: int | None = None
-    max_requests: int | None = None
-
-    def exceeded_by(self, usage: Usage) -> str | None:
-        """The measure ``usage`` went over, or ``None``."""
-        for measure, cap, used in (
-            ("total tokens", self.max_total_tokens, usage.total_tokens),
-            ("output tokens", self.max_output_tokens, usage.output_tokens),
-            ("model requests", self.max_requests, usage.requests),
-        ):
-            if cap is not None and used > cap:
-                return f"{measure}: {used} used, budget {cap}"
-        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,10 @@
 """What one runtime holds in memory for runs: the plays in flight, runs parked in memory, the
-suspensions engines kept of parked runs, and the budgets and contexts of the runs it started.
+suspensions engines kept of parked runs, and the contexts of the runs it started.
 
-Everything else about a run is in the store. What is here cannot be, and so it is lost with
-the process -- by design: a context is a live object that is never written anywhere, and a
-budget or a memory-parked run belongs to the process that started it. A continuation in this
-process finds them here; one elsewhere plays without them.
+Everything else about a run is in the store (its usage budget too, in ``run.started``). What is
+here cannot be, and so it is lost with the process -- by design: a context is a live object
+that is never written anywhere, and a memory-parked run belongs to the process that started it.
+A continuation in this process finds them here; one elsewhere plays without them.
 
 Every module of the runtime shares one :class:`HeldRuns` (the deck's runtime builds it), so a
 play, a control request and a continuation of the same run see the same entry.
@@ -68,7 +68,7 @@ class Parked:
 class HeldRuns:
     """The runtime's in-memory tables, by run id."""
 
-    __slots__ = ("budgets", "contexts", "max_suspended", "parked", "playing", "suspended")
+    __slots__ = ("contexts", "max_suspended", "parked", "playing", "suspended")
 
     def __init__(self, *, max_suspended: int = 1000) -> None:
         self.playing: dict[str, Playing] = {}
@@ -77,16 +77,14 @@ class HeldRuns:
         # lets a continuation in this process go on where the run stood instead of replaying.
         self.suspended: dict[str, Suspension] = {}
         self.max_suspended = max_suspended
-        # Budgets and contexts live with the process that started the run: a continuation in
-        # this process reuses them, one elsewhere has none (a context is never written anywhere).
-        self.budgets: dict[str, Budget] = {}
+        # Contexts live with the process that started the run: a continuation in this process
+        # reuses them, one elsewhere has none (a context is never written anywhere).
         self.contexts: dict[str, Any] = {}
 
     def forget(self, run_id: str) -> None:
         """Drop what this process held for a run that has ended."""
         self.release(run_id)
         self.parked.pop(run_id, None)
-        self.budgets.pop(run_id, None)
         self.contexts.pop(run_id, None)
 
     def context_of(self, run_id: str) -> Any:

@@ -101,6 +101,7 @@ class Opener:
                 trace_context=request.trace_context,
                 forked_from=request.forked_from,
                 retry_of=request.retry_of,
+                budget=request.budget,
             ),
             session_id=request.session_id,
             namespace=request.namespace,

@@ -25,13 +25,14 @@ import contextlib
 import logging
 import time
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from agentdeck.errors import AgentDeckError
 from agentdeck.model.clock import Clock
+from agentdeck.model.events import Event
 from agentdeck.model.payloads import (
     Payload,
     RunCancelled,
@@ -165,11 +166,10 @@ class Player:
         invocation.clock = self.clock
         invocation.invoke_child = self.children.invoker(invocation)
         held = self.held
-        if budget is not None:
-            held.budgets[run_id] = budget
         if invocation.context is not None:
             held.contexts[run_id] = invocation.context
-        budget = held.budgets.get(run_id)
+        if budget is None:
+            budget = _recorded_budget(invocation.history)
         playing = Playing(context=invocation.context, budget=budget)
         invocation.keep_suspended = self._keeper(run_id, playing)
         if self.store.durable:
@@ -288,7 +288,8 @@ class Player:
     ) -> Payload | None:
         """Play and record until the engine stops; the ending recorded (``None``: none)."""
         run_id = invocation.run_id
-        used = _NO_USAGE
+        # The budget caps the run's whole usage: a continuation starts from what it used so far.
+        used = _NO_USAGE if budget is None else _usage_in(invocation.history)
         engine = self.engines[invocation.invocable.engine]
         append = self._append
         ending: Payload | None = None
@@ -477,3 +478,18 @@ async def _settle(writer: WriteBehind | None) -> None:
     if writer is not None:
         with contextlib.suppress(Exception):
             await writer.flush()
+
+
+def _recorded_budget(history: Sequence[Event]) -> Budget | None:
+    """The budget a run was started with, from its ``run.started`` (first in its log)."""
+    started = history[0].payload if history else None
+    return started.budget if isinstance(started, RunStarted) else None
+
+
+def _usage_in(history: Sequence[Event]) -> Usage:
+    """The usage ``history`` reports, summed."""
+    used = _NO_USAGE
+    for event in history:
+        if isinstance(event.payload, UsageReported):
+            used = used + event.payload.usage
+    return used

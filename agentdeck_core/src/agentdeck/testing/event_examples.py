@@ -38,6 +38,7 @@ from agentdeck.model.payloads import (
     AnswerShape,
     ApprovalDecided,
     ArtifactCreated,
+    Budget,
     ControlObserved,
     ControlRequested,
     Custom,
@@ -116,6 +117,7 @@ PAYLOAD_EXAMPLES: dict[type[Any], Any] = {
         trace_context={"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
         forked_from=ForkOrigin(run_id="run-7f3a", at=2),
         retry_of="run-6c1d",
+        budget=Budget(max_total_tokens=20_000, max_output_tokens=4_000, max_requests=8),
     ),
     RunCompleted: RunCompleted(output=BLOCKS, usage=USAGE, agent="triage"),
     RunFailed: RunFailed(
