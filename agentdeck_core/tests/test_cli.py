@@ -8,6 +8,8 @@ through ``importlib.metadata`` exactly as it finds pip-installed ones.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,3 +145,23 @@ def test_an_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str])
     assert main(["frobnicate"]) == 2
 
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_garbage_left_at_exit_is_still_finalized() -> None:
+    # The exit handler main() registers freezes what is alive at exit, but collects the garbage
+    # first: a cycle dropped before the process ends still has its finalizer run.
+    script = (
+        "from agentdeck.cli import main\n"
+        "main(['--help'])\n"
+        "class Cycle:\n"
+        "    def __del__(self):\n"
+        "        print('finalized')\n"
+        "cycle = Cycle()\n"
+        "cycle.itself = cycle\n"
+        "del cycle\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+
+    assert done.stdout.splitlines()[-1] == "finalized"

@@ -132,7 +132,7 @@ def test_a_data_block_built_without_validation_is_the_validated_one(value: Any) 
 
 
 def test_every_shortcut_is_on_for_this_pydantic() -> None:
-    assert events_module._DIRECT and events_module.record_unchecked is events_module._record_built
+    assert events_module._direct() and events_module.record_unchecked is events_module._record_built
     assert trusted._ENABLED
     assert codec._reader() is not Event.from_json
     assert set(codec._payload_readers()) == {t.KIND for t in PAYLOAD_TYPES} - REFUSED_KINDS

@@ -15,8 +15,10 @@ command's ``--help`` (see :func:`command_paths`).
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import functools
+import gc
 import io
 import json
 import re
@@ -480,7 +482,12 @@ def update_reference(page: Path) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``agentdeck`` with ``argv`` (default: the process's arguments); return the status."""
+    """Run ``agentdeck`` with ``argv`` (default: the process's arguments); return the status.
+
+    The process then exits without the interpreter's last garbage collections over what is still
+    alive (see `_exit_without_collecting_the_living`).
+    """
+    _exit_without_collecting_the_living()
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv=arguments)
     try:
@@ -507,6 +514,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgentDeckError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
+
+
+@functools.cache
+def _exit_without_collecting_the_living() -> None:
+    """Have the process's exit skip the interpreter's last garbage collections over what is
+    still alive (registered once, on the first :func:`main`).
+
+    Once the modules are cleared, those collections free, one object at a time, every class,
+    function and schema the command loaded: about a sixth of what ``runs list`` takes on a store
+    of 10,000 runs, for memory the operating system takes back at once anyway. So at exit the
+    garbage is collected once, its finalizers running as at any exit, and everything still alive
+    is then frozen out of later collections (``gc.freeze``): it gets no finalizer, which Python
+    does not promise objects alive at exit (see ``object.__del__``). Exit handlers run last
+    registered first, so those a command's plugins and stores register run before this one.
+    """
+    atexit.register(_freeze_the_living)
+
+
+def _freeze_the_living() -> None:
+    gc.collect()
+    gc.freeze()
 
 
 def _closed_pipe() -> int:

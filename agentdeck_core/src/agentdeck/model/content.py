@@ -114,7 +114,11 @@ def _require_type(schema: dict[str, Any]) -> None:
 
 
 class _Block(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra=_require_type)
+    # Validators and serializers are built on first use, not at import: every command that reads
+    # a store imports the models (through the ports), and most never validate a block.
+    model_config = ConfigDict(
+        frozen=True, extra="ignore", json_schema_extra=_require_type, defer_build=True
+    )
 
 
 class TextBlock(_Block):
@@ -234,7 +238,10 @@ ContentBlock = Annotated[
 
 ContentBlocks = Annotated[list[ContentBlock], Field(default_factory=list)]
 
-_blocks_adapter: TypeAdapter[list[ContentBlock]] = TypeAdapter(list[ContentBlock])
+_blocks_adapter: TypeAdapter[list[ContentBlock]] = TypeAdapter(
+    list[ContentBlock], config=ConfigDict(defer_build=True)
+)
+"""Built on its first use, like the blocks (built now, it would build every block at import)."""
 
 
 def content_blocks(value: str | BaseModel | list[Any] | tuple[Any, ...]) -> list[ContentBlock]:

@@ -34,9 +34,10 @@ other languages.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
@@ -84,7 +85,8 @@ class Event(BaseModel):
     its tree without reading ``run.started`` first.
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # Built on first use, as the payloads are (see `agentdeck.model.payloads._Payload`).
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     v: SchemaVersion = SCHEMA_VERSION
     kind: str = Field(json_schema_extra={"pattern": KIND_JSON_PATTERN})
@@ -176,7 +178,7 @@ class Event(BaseModel):
         A store's own arguments (a payload model, an int seq, a UTC time) are built directly,
         without validating again; anything else is validated (see `_recorded`).
         """
-        if cls is Event and _DIRECT:
+        if cls is Event and _direct():
             event = _recorded(
                 payload, seq, run_id, ts, session_id, namespace, parent_run_id, origin
             )
@@ -195,7 +197,8 @@ class Event(BaseModel):
         )
 
 
-_payload_adapter: TypeAdapter[Payload] = TypeAdapter(Payload)
+_payload_adapter: TypeAdapter[Payload] = TypeAdapter(Payload, config=ConfigDict(defer_build=True))
+"""Built on its first use, like the payloads (built now, it would build every payload at import)."""
 
 
 def parse_payload(data: dict[str, Any] | str | bytes) -> Payload:
@@ -316,11 +319,18 @@ def _samples() -> Iterator[tuple[Callable[[], Event], Callable[[], Event]]]:
             )
 
 
-_DIRECT = proven(_samples())
-"""Whether directly recorded events are the validated ones (checked once, at import; a pydantic
-release that changed its internals turns the shortcut off)."""
+@functools.cache
+def _direct() -> bool:
+    """Whether directly recorded events are the validated ones (checked once, on first use; a
+    pydantic release that changed its internals turns the shortcut off).
 
-record_unchecked: _Record = _record_built if _DIRECT else _record_validated
+    Not at import: the check validates events, which builds the envelope's validator and every
+    payload's, and a command that only reads a store never records an event.
+    """
+    return proven(_samples())
+
+
+record_unchecked: _Record  # chosen on first use, by `__getattr__` below
 """``record_unchecked(payload, seq, run_id, ts, session_id, namespace, parent_run_id, origin)``:
 the event :meth:`Event.record` builds, without checking its arguments.
 
@@ -329,6 +339,19 @@ For a store whose arguments are all its own: a payload model (validated when it 
 a ``ts`` in ``datetime.UTC``, plain strings or ``None`` for the rest.
 Given anything else it builds an event validation would have refused or converted; use
 :meth:`Event.record`, which checks them, when in doubt."""
+
+
+if not TYPE_CHECKING:  # the type checker sees `record_unchecked` declared, and no other name
+
+    def __getattr__(name: str) -> Any:
+        # `record_unchecked` is chosen when it is first looked up (importing it is a lookup),
+        # since choosing runs `_direct`'s check; the memory store then calls it for every event
+        # it appends.
+        if name == "record_unchecked":
+            chosen = _record_built if _direct() else _record_validated
+            globals()[name] = chosen  # resolved once; later lookups skip this function
+            return chosen
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _recorded(

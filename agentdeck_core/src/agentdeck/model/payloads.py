@@ -54,9 +54,9 @@ __all__ = [
     "AnswerRecorded",
     "AnswerRefused",
     "AnswerShape",
-    "Budget",
     "ApprovalDecided",
     "ArtifactCreated",
+    "Budget",
     "ControlObserved",
     "ControlRequested",
     "Custom",
@@ -102,7 +102,11 @@ def _require_kind(schema: dict[str, Any]) -> None:
 class _Payload(BaseModel):
     """Base of every payload: frozen, unknown fields ignored, ``kind`` repeated inside."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra=_require_kind)
+    # Built on first use, not at import (as every model of the schema): the commands that only
+    # read a store import the payloads through the ports, and never validate one.
+    model_config = ConfigDict(
+        frozen=True, extra="ignore", json_schema_extra=_require_kind, defer_build=True
+    )
 
     KIND: ClassVar[str] = ""
     RESERVED: ClassVar[bool] = False
@@ -118,7 +122,7 @@ class Usage(BaseModel):
     deprecated and kept only so callers that supply their own cost have a field for it.
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     requests: int = 0
     input_tokens: int = 0
@@ -146,7 +150,7 @@ class Budget(BaseModel):
     per play.
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     max_total_tokens: int | None = None
     max_output_tokens: int | None = None
@@ -167,7 +171,7 @@ class Budget(BaseModel):
 class AnswerShape(BaseModel):
     """What an interrupt will accept as its answer: a JSON Schema, a list of options, or both."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     json_schema: dict[str, _JsonData] | None = None
     options: list[_JsonData] | None = None
@@ -181,14 +185,14 @@ class ForkOrigin(BaseModel):
     graph goes on from.
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     run_id: str
     at: int
 
 
 class PlanItem(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     title: str
     status: str = "pending"
