@@ -64,7 +64,6 @@ def held_entries(deck: Deck) -> dict[str, int]:
         "parked": len(held.parked),
         "suspended": len(held.suspended),
         "contexts": len(held.contexts),
-        "budgets": len(held.budgets),
     }
 
 
