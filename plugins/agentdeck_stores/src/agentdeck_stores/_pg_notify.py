@@ -29,6 +29,8 @@ PAYLOAD_LIMIT = 7900
 """Bytes per ``NOTIFY`` payload (PostgreSQL refuses 8000 and more)."""
 RECONNECT_MIN = 0.05
 RECONNECT_MAX = 2.0
+_CANCEL_GRACE = 1.0
+"""How long a close waits for the cancelled listener before closing its connection under it."""
 
 
 def channel_for(schema: str) -> str:
@@ -65,6 +67,8 @@ class Listener:
         """The stores' ``connect_timeout_seconds``: one (re)connect attempt waits no longer."""
         self._parked: dict[str, set[asyncio.Future[None]]] = {}
         self._task: asyncio.Task[None] | None = None
+        self._connection: psycopg.AsyncConnection[Any] | None = None
+        """The ``LISTEN`` connection while the task holds one (closed under it if need be)."""
         self._closed = False
         self.subscriptions = 0
         """How many times the listener has subscribed (tests watch it reconnect)."""
@@ -99,7 +103,15 @@ class Listener:
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            done, _ = await asyncio.wait({task}, timeout=_CANCEL_GRACE)
+            connection = self._connection
+            if not done and connection is not None:
+                # Rarely (seen with psycopg 3.3.6) a cancelled ``notifies()`` goes on waiting and
+                # the close would wait for good: closing its connection under it (``close()``
+                # takes no lock) ends the wait with an error the task then leaves on.
+                with contextlib.suppress(Exception):
+                    await connection.close()
+            with contextlib.suppress(asyncio.CancelledError, psycopg.Error):
                 await task
         self.wake_all()
 
@@ -119,6 +131,7 @@ class Listener:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RECONNECT_MAX)
                 continue
+            self._connection = connection
             try:
                 await connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
                 self.subscriptions += 1
@@ -130,6 +143,7 @@ class Listener:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RECONNECT_MAX)
             finally:
+                self._connection = None
                 with contextlib.suppress(psycopg.Error):
                     await connection.close()
 
