@@ -22,7 +22,7 @@ from agentdeck_openai.config import EngineConfig
 from agentdeck_openai.digest import agent_digest
 from agentdeck_openai.inputs import turn_blocks
 
-__all__ = ["CAPABILITIES", "OpenAIClientEngine"]
+__all__ = ["CAPABILITIES", "OpenAIClientEngine", "checked_agent"]
 
 CAPABILITIES = EngineCapabilities(
     safe_points=frozenset({SafePoint.STREAM_ITEM, SafePoint.TOOL_DISPATCH}),
@@ -30,6 +30,16 @@ CAPABILITIES = EngineCapabilities(
     durable_suspend=True,
 )
 """The openai engine's capabilities, declared once for the engine and its client face."""
+
+
+def checked_agent(definition: object) -> Agent:
+    """``definition`` as the ``Agent`` the openai engine and its face take, or the
+    ``ConfigError`` both give for anything else."""
+    if not isinstance(definition, Agent):
+        raise ConfigError(
+            f"the openai engine runs Agent declarations, not {type(definition).__name__}"
+        )
+    return definition
 
 
 class OpenAIClientEngine(ClientEngine):
@@ -46,17 +56,14 @@ class OpenAIClientEngine(ClientEngine):
         return isinstance(definition, Agent)
 
     def compile(self, definition: object) -> Invocable:
-        if not isinstance(definition, Agent):
-            raise ConfigError(
-                f"the openai engine runs Agent declarations, not {type(definition).__name__}"
-            )
+        agent = checked_agent(definition)
         return Invocable(
-            name=definition.name,
+            name=agent.name,
             kind="agent",
             engine=self.name,
-            definition=definition,
-            description=definition.description,
-            code_digest=agent_digest(definition),
+            definition=agent,
+            description=agent.description,
+            code_digest=agent_digest(agent),
         )
 
     def prepare_input(self, invocable: Invocable, value: Any) -> list[ContentBlock]:

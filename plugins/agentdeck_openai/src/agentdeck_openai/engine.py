@@ -54,7 +54,7 @@ from agentdeck.ports import (
     Invocable,
     Invocation,
 )
-from agentdeck_openai.client import CAPABILITIES
+from agentdeck_openai.client import CAPABILITIES, checked_agent
 from agentdeck_openai.compile import CompiledAgent, Compiler
 from agentdeck_openai.config import EngineConfig
 from agentdeck_openai.inputs import check_blocks, turn_blocks
@@ -106,10 +106,7 @@ class OpenAIEngine(HeadlessEngine):
         deck: what ``Agent.run()`` returns (see :mod:`agentdeck_openai.headless`)."""
         from agentdeck_openai.headless import run_headless  # it imports this module
 
-        if not isinstance(definition, Agent):
-            raise ConfigError(
-                f"the openai engine runs Agent declarations, not {type(definition).__name__}"
-            )
+        definition = checked_agent(definition)
         return await run_headless(self, definition, input, session=session)
 
     # ------------------------------------------------------------------ build
@@ -118,10 +115,7 @@ class OpenAIEngine(HeadlessEngine):
         return isinstance(definition, Agent)
 
     def compile(self, definition: object) -> Invocable:
-        if not isinstance(definition, Agent):
-            raise ConfigError(
-                f"the openai engine runs Agent declarations, not {type(definition).__name__}"
-            )
+        definition = checked_agent(definition)
         known = self._compiled.get(id(definition))
         if known is not None and known.definition is definition:
             return known
